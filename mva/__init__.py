@@ -1,0 +1,46 @@
+"""mva: queueing-network and mean-value-analysis engine.
+
+The generic solver layer of the ``smp-contention`` distribution.  It knows
+nothing of SMPs, INIs or protocols; :mod:`models` builds on it.
+
+Submodules are imported lazily so that ``import mva`` stays fast: SciPy,
+SymPy and NetworkX are loaded only by the functions that need them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ._version import __version__
+
+# public name -> submodule that defines it
+_EXPORTS: dict[str, str] = {
+    # errors
+    "SaturationError": "errors",
+    "ConvergenceError": "errors",
+    "ConvergenceWarning": "errors",
+    # fixed points and roots
+    "FixedPointResult": "fixedpoint",
+    "RootResult": "fixedpoint",
+    "fixed_point": "fixedpoint",
+    "bracketed_root": "fixedpoint",
+    # tables
+    "Table": "table",
+    "tabulate": "table",
+}
+
+__all__ = sorted(["__version__", *_EXPORTS])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mva' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,46 @@
+"""Exceptions and warnings shared by every package of the library.
+
+A saturated or infeasible configuration is *reported*, never returned as a
+negative or infinite number.  Solvers that iterate report non-convergence
+either by raising :class:`ConvergenceError` (``on_fail="raise"``) or by
+warning with :class:`ConvergenceWarning` and flagging the result
+``converged=False`` (``on_fail="warn"``, the default).
+"""
+
+from __future__ import annotations
+
+__all__ = ["SaturationError", "ConvergenceError", "ConvergenceWarning"]
+
+
+class SaturationError(ValueError):
+    """A resource would need a utilization of one or more.
+
+    Parameters
+    ----------
+    message : str
+        Human-readable explanation.
+    bottleneck : str, optional
+        Name of the saturated resource.
+    utilization : float, optional
+        The utilization the resource would need (``>= 1``).
+    """
+
+    def __init__(self, message: str, *, bottleneck: str | None = None,
+                 utilization: float | None = None) -> None:
+        super().__init__(message)
+        self.bottleneck = bottleneck
+        self.utilization = utilization
+
+
+class ConvergenceError(RuntimeError):
+    """An iterative solver did not reach its tolerance within ``max_iter``."""
+
+    def __init__(self, message: str, *, iterations: int | None = None,
+                 residual: float | None = None) -> None:
+        super().__init__(message)
+        self.iterations = iterations
+        self.residual = residual
+
+
+class ConvergenceWarning(RuntimeWarning):
+    """An iterative solver stopped before reaching its tolerance."""
