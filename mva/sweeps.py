@@ -1,0 +1,831 @@
+"""Parameter sweeps and simulation replications on any executor, with resume.
+
+:func:`sweep` evaluates a function -- a vectorised model ``solve`` or a
+per-point simulator call -- over a parameter grid, on the current process, a
+local process pool, any :class:`concurrent.futures.Executor` or a
+``dask.distributed`` cluster, shows a progress bar on a terminal, and records
+every finished point in an SQLite file (:class:`SweepStore`) so that an
+interrupted sweep resumes where it stopped.
+
+Examples
+--------
+A vectorised function is evaluated in chunks (one call per chunk, with
+array arguments):
+
+>>> import numpy as np
+>>> def response(N, Z=0.0):
+...     return {"R": N * 1.5, "X": N / (N * 1.5 + Z)}
+>>> t = sweep(response, {"N": [1, 2, 4]}, fixed={"Z": 1.0}, executor="serial")
+>>> t.columns
+('N', 'R', 'X')
+>>> t["X"].round(4).tolist()
+[0.4, 0.5, 0.5714]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import math
+import os
+import pickle
+import time
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from ._store import StoreMismatchError, SweepStore, table_from_records
+from ._validate import check_choice
+from ._version import __version__
+from .table import Table, grid_points
+
+__all__ = ["sweep", "SweepStore", "StoreMismatchError", "point_key", "point_seed",
+           "ON_MISMATCH", "ON_ERROR", "DEFAULT_VECTOR_CHUNK"]
+
+#: accepted values of ``on_mismatch``
+ON_MISMATCH = ("raise", "reuse", "restart")
+#: accepted values of ``on_error``
+ON_ERROR = ("raise", "record")
+#: points per call for vectorised functions when ``chunk`` is not given
+DEFAULT_VECTOR_CHUNK = 4096
+
+_RESULT = "result"  # column name for a function returning a bare scalar
+
+
+# ---------------------------------------------------------------------------
+# points, keys and seeds
+# ---------------------------------------------------------------------------
+def _json_scalar(value: Any) -> tuple[bool, Any]:
+    """(ok, value) with numpy scalars and 0-d arrays turned into Python scalars."""
+    if value is None or isinstance(value, (bool, str)):
+        return True, value
+    if isinstance(value, (int, float)):
+        return True, value
+    if isinstance(value, np.generic):
+        value = value.item()
+        return (isinstance(value, (bool, int, float, str)), value)
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return _json_scalar(value.item())
+    return False, None
+
+
+def point_key(point: Mapping[str, Any]) -> str:
+    """Canonical JSON text identifying a point (sorted names, exact values).
+
+    Parameters
+    ----------
+    point : mapping
+        Parameter name to value (numbers, strings, booleans or None).
+
+    Returns
+    -------
+    str
+        The key under which the point is stored.
+
+    Examples
+    --------
+    >>> point_key({"b": 2, "a": 0.5})
+    '{"a":0.5,"b":2}'
+    """
+    clean = {}
+    for name, value in point.items():
+        ok, v = _json_scalar(value)
+        if not ok or (isinstance(v, float) and not math.isfinite(v)):
+            raise ValueError(f"grid: parameter {name!r} must be a finite number, string, bool or "
+                             f"None per point; got {value!r}")
+        clean[str(name)] = v
+    return json.dumps(clean, sort_keys=True, separators=(",", ":"))
+
+
+def _base_entropy(seed: Any) -> int | None:
+    if seed is None:
+        return None
+    if isinstance(seed, np.random.SeedSequence):
+        ent = seed.entropy
+        if not isinstance(ent, int):
+            ent = int.from_bytes(hashlib.sha256(repr(ent).encode()).digest()[:16], "little")
+        return int(ent)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or numpy.random.SeedSequence; "
+                         f"got {seed!r}")
+    return int(seed)
+
+
+def _seed_from_key(entropy: int, key: str) -> int:
+    digest = hashlib.sha256(key.encode()).digest()
+    words = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+    ss = np.random.SeedSequence(entropy=entropy, spawn_key=words)
+    return int(ss.generate_state(1, np.uint64)[0]) >> 1  # fits a signed 64-bit SQL integer
+
+
+def point_seed(seed: int | np.random.SeedSequence, point: Mapping[str, Any]) -> int:
+    """The seed :func:`sweep` passes to the function for ``point``.
+
+    Parameters
+    ----------
+    seed : int or numpy.random.SeedSequence
+        The sweep's base seed.
+    point : mapping
+        The point's parameters (including ``replication`` when the sweep
+        has ``replications``).
+
+    Returns
+    -------
+    int
+        A 63-bit seed, a deterministic function of the base seed and the
+        point's parameters only.
+
+    Notes
+    -----
+    The seed is drawn from ``numpy.random.SeedSequence(entropy=seed,
+    spawn_key=h)`` where ``h`` is four 32-bit words of the SHA-256 of
+    :func:`point_key`.  It therefore does not depend on the executor, on the
+    order of the grid or on which other points the grid holds: a point
+    computed in an extended grid, or resumed from a store, gets the same seed
+    as in the original sweep.
+
+    Examples
+    --------
+    >>> point_seed(7, {"N": 2}) == point_seed(7, {"N": 2})
+    True
+    >>> point_seed(7, {"N": 2}) != point_seed(7, {"N": 3})
+    True
+    """
+    ent = _base_entropy(seed)
+    if ent is None:
+        raise ValueError("seed must be given")
+    return _seed_from_key(ent, point_key(point))
+
+
+def _points_of(grid: Any, replications: int | None) -> tuple[list[str], list[dict[str, Any]]]:
+    """Parameter names and the list of point dicts (without replication)."""
+    if isinstance(grid, Mapping):
+        if not grid:
+            raise ValueError("grid: needs at least one parameter")
+        for name, values in grid.items():
+            if np.size(values) == 0:
+                raise ValueError(f"grid: parameter {name!r} has no values")
+        pts = grid_points(grid)
+        names = list(pts)
+        n = len(pts[names[0]])
+        cols = [pts[k].tolist() for k in names]
+        points = [{k: cols[j][i] for j, k in enumerate(names)} for i in range(n)]
+    elif isinstance(grid, Sequence) and not isinstance(grid, (str, bytes)):
+        points = [dict(p) for p in grid]
+        if not points:
+            raise ValueError("grid: the list of points is empty")
+        names = list(points[0])
+        for i, p in enumerate(points):
+            if set(p) != set(names):
+                raise ValueError(f"grid: point {i} has parameters {sorted(p)}; "
+                                 f"point 0 has {sorted(names)} (all points need the same names)")
+    else:
+        raise ValueError(f"grid must be a mapping name -> values or a list of point dicts; "
+                         f"got {type(grid).__name__}")
+    if replications is not None:
+        if "replication" in names:
+            raise ValueError("grid: 'replication' is reserved when replications= is given")
+        names = names + ["replication"]
+    return names, points
+
+
+# ---------------------------------------------------------------------------
+# turning results into per-point rows of JSON scalars
+# ---------------------------------------------------------------------------
+def _fields(result: Any) -> dict[str, Any] | None:
+    """Named fields of a result object, or None for a bare value."""
+    if isinstance(result, Mapping):
+        return {str(k): v for k, v in result.items()}
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        return {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+    if hasattr(result, "_asdict"):
+        return dict(result._asdict())
+    if isinstance(result, (str, bytes, int, float, bool, np.generic, np.ndarray)) or result is None:
+        return None
+    if hasattr(result, "to_dict") and callable(result.to_dict):
+        return dict(result.to_dict())
+    if hasattr(result, "__dict__"):
+        return {k: v for k, v in vars(result).items() if not k.startswith("_")}
+    return None
+
+
+def _flatten_point(result: Any) -> dict[str, Any]:
+    """One point's result as a dict of JSON scalars (non-scalar fields dropped)."""
+    fields = _fields(result)
+    if fields is None:
+        fields = {_RESULT: result}
+    out = {}
+    for name, value in fields.items():
+        ok, v = _json_scalar(value)
+        if ok:
+            out[name] = v
+    return out
+
+
+def _flatten_chunk(result: Any, k: int) -> list[dict[str, Any]] | None:
+    """A vectorised result for ``k`` points as ``k`` row dicts (None if not vectorised)."""
+    fields = _fields(result)
+    if fields is None:
+        fields = {_RESULT: result}
+    per_point: dict[str, list[Any]] = {}
+    vector = False
+    for name, value in fields.items():
+        if isinstance(value, (list, tuple)):
+            value = np.asarray(value)
+        ok, v = _json_scalar(value)
+        if ok:
+            per_point[name] = [v] * k
+            continue
+        if isinstance(value, np.ndarray) and value.shape == (k,):
+            vals = value.tolist()
+            if value.dtype.kind in "biufU":  # tolist() gives Python scalars already
+                per_point[name] = vals
+                vector = True
+            elif all(_json_scalar(x)[0] for x in vals):
+                per_point[name] = [_json_scalar(x)[1] for x in vals]
+                vector = True
+    if not vector and k != 1:  # a one-point chunk may come back as scalars
+        return None
+    return [{name: vals[i] for name, vals in per_point.items()} for i in range(k)]
+
+
+#: solver diagnostics that may legitimately differ between a vector and a scalar solve
+_DIAGNOSTICS = frozenset({"iterations", "residual", "nfev", "niter", "elapsed"})
+
+
+def _same_row(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Do a chunk's first row and the same point computed alone agree?"""
+    if set(a) != set(b):
+        return False
+    for name in a:
+        if name in _DIAGNOSTICS:
+            continue
+        x, y = a[name], b[name]
+        if isinstance(x, float) or isinstance(y, float):
+            if isinstance(x, bool) or isinstance(y, bool) or x is None or y is None \
+                    or isinstance(x, str) or isinstance(y, str):
+                return False
+            x, y = float(x), float(y)
+            if not (x == y or (math.isnan(x) and math.isnan(y))
+                    or math.isclose(x, y, rel_tol=1e-7, abs_tol=1e-12)):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------
+# the work unit executed on a worker (module level: picklable)
+# ---------------------------------------------------------------------------
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _run_task(fn: Callable[..., Any], calls: list[dict[str, Any]], fixed: Mapping[str, Any],
+              vectorized: bool, record_errors: bool
+              ) -> tuple[list[tuple[dict | None, str | None]], float]:
+    """Evaluate one task; returns ([(row, error) per point], seconds)."""
+    start = time.perf_counter()
+    if vectorized:
+        k = len(calls)
+        arrays = {name: np.asarray([c[name] for c in calls]) for name in calls[0]}
+        try:
+            rows = _flatten_chunk(fn(**arrays, **fixed), k)
+            if rows is None:
+                raise ValueError(f"vectorized=True but {_name(fn)} returned no per-point field "
+                                 f"of length {k} for a chunk of {k} points")
+            return [(r, None) for r in rows], time.perf_counter() - start
+        except Exception:
+            if not record_errors:
+                raise
+            # isolate the failing points: evaluate this chunk point by point
+    out: list[tuple[dict | None, str | None]] = []
+    for call in calls:
+        try:
+            out.append((_flatten_point(fn(**call, **fixed)), None))
+        except Exception as exc:
+            if not record_errors:
+                raise
+            out.append((None, _error_text(exc)))
+    return out, time.perf_counter() - start
+
+
+# ---------------------------------------------------------------------------
+# executors
+# ---------------------------------------------------------------------------
+def _name(fn: Any) -> str:
+    """A stable, address-free name of a callable (used in the store's fingerprint)."""
+    explicit = getattr(fn, "__sweep_name__", None)
+    if explicit:
+        return str(explicit)
+    if isinstance(fn, functools.partial):
+        return (f"partial({_name(fn.func)}, {_canonical(list(fn.args))}, "
+                f"{_canonical(dict(fn.keywords))})")
+    qual = getattr(fn, "__qualname__", None)
+    mod = getattr(fn, "__module__", None)
+    if qual and mod:
+        return f"{mod}:{qual}"
+    t = type(fn)
+    text = repr(fn)
+    return f"{t.__module__}:{t.__qualname__}" + ("" if " at 0x" in text else f"={text}")
+
+
+def _canonical(value: Any) -> str:
+    def default(o: Any) -> Any:
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+        if isinstance(o, np.generic):
+            return o.item()
+        if dataclasses.is_dataclass(o) and not isinstance(o, type):
+            return {"__type__": type(o).__qualname__, **dataclasses.asdict(o)}
+        text = repr(o)
+        return text if " at 0x" not in text else f"{type(o).__module__}:{type(o).__qualname__}"
+    return json.dumps(value, sort_keys=True, default=default, separators=(",", ":"))
+
+
+def _is_dask_client(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] == "distributed" and hasattr(obj, "get_executor") \
+        and hasattr(obj, "submit")
+
+
+def _is_dask_executor(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] == "distributed"
+
+
+def _check_picklable(what: Any, fn: Any, where: str, dask: bool) -> None:
+    dumps = pickle.dumps
+    if dask:
+        try:
+            import cloudpickle
+            dumps = cloudpickle.dumps
+        except ImportError:  # pragma: no cover - dask always brings cloudpickle
+            pass
+    try:
+        dumps(what)
+    except Exception as exc:
+        raise TypeError(
+            f"sweep: {_name(fn)} (or its fixed arguments) cannot be pickled, so it cannot run on "
+            f"{where}. Define the function at module top level in an importable module (not a "
+            f"lambda, a nested function or a bound method of an unpicklable object), or use "
+            f"executor='serial'. ({type(exc).__name__}: {exc})") from None
+
+
+def _executor_workers(ex: Any) -> int:
+    for attr in ("_max_workers",):
+        n = getattr(ex, attr, None)
+        if isinstance(n, int) and n > 0:
+            return n
+    client = getattr(ex, "_client", None)
+    if client is not None:
+        try:
+            return max(1, sum(client.nthreads().values()))
+        except Exception:  # pragma: no cover - defensive
+            return 4
+    return 4
+
+
+# ---------------------------------------------------------------------------
+# the sweep
+# ---------------------------------------------------------------------------
+def sweep(fn: Callable[..., Any], grid: Mapping[str, Any] | Sequence[Mapping[str, Any]], *,
+          executor: Any = None, store: str | os.PathLike[str] | None = None,
+          progress: bool = True, chunk: int | None = None, vectorized: bool | None = None,
+          fixed: Mapping[str, Any] | None = None, seed: int | np.random.SeedSequence | None = None,
+          seed_arg: str = "seed", replications: int | None = None,
+          columns: Sequence[str] | None = None, workers: int | None = None,
+          on_mismatch: str = "raise", on_error: str = "raise",
+          title: str | None = None) -> Table:
+    """Evaluate ``fn`` over a parameter grid on an executor, with progress and resume.
+
+    Parameters
+    ----------
+    fn : callable
+        Called with each point's parameters as keyword arguments (plus
+        ``fixed`` and, when ``seed`` is given, ``seed_arg=<per-point seed>``).
+        It may return a dataclass, a mapping, an object with attributes, or a
+        bare scalar (column ``result``); every field whose value is a scalar
+        for a point (number, bool, string, None) becomes a column, other
+        fields (arrays, nested objects) are dropped.
+    grid : mapping or sequence of mappings
+        Either parameter name -> values (the cartesian product, first name
+        varying slowest, as :func:`mva.table.grid_points`), or an explicit
+        list of point dicts with the same names.  Values must be finite
+        numbers, strings, booleans or None.
+    executor : None, "serial", "process", "thread", Executor or dask Client
+        Where to compute.  ``None`` (default) runs a *vectorised* ``fn`` in
+        this process and a *per-point* ``fn`` on a local
+        :class:`~concurrent.futures.ProcessPoolExecutor` (``workers``
+        processes; serial when only one task is pending).  Any
+        :class:`concurrent.futures.Executor` is used as given (and not shut
+        down); a ``distributed.Client`` runs the sweep on its cluster through
+        ``client.get_executor()``; a ``distributed`` ``ClientExecutor`` works
+        too.  Process pools and dask need ``fn`` and ``fixed`` picklable (a
+        clear :class:`TypeError` says so otherwise).
+    store : path, optional
+        SQLite file recording each finished point (parameters, result fields,
+        seed, library version) in a transaction as tasks finish.  Re-running
+        the same sweep with the same store computes only the missing points.
+    progress : bool
+        Show a progress bar (tqdm when installed) on a terminal; ``False``
+        never shows one.  Off a terminal nothing is printed either way.
+    chunk : int, optional
+        Points per task.  Default: :data:`DEFAULT_VECTOR_CHUNK` for a
+        vectorised ``fn`` (one call per chunk with array arguments) and 1 for
+        a per-point ``fn`` (raise it for cheap functions on a process pool).
+    vectorized : bool, optional
+        Whether ``fn`` accepts arrays of parameters (one call per chunk).
+        ``None`` (default): unseeded functions are probed -- called once with
+        the first two pending points as arrays and checked against a scalar
+        call of the first point; seeded functions are taken as per-point.
+        Pass ``False`` for an expensive simulator to skip the probe.
+    fixed : mapping, optional
+        Keyword arguments passed unchanged to every call.
+    seed : int or numpy.random.SeedSequence, optional
+        Base seed.  Each point receives ``seed_arg=point_seed(seed, point)``:
+        a deterministic 63-bit integer, identical whatever the executor, the
+        chunking or the order of completion (see :func:`point_seed`).
+    seed_arg : str
+        Keyword under which the per-point seed is passed (default ``"seed"``).
+    replications : int, optional
+        Independent replications per grid point (needs ``seed``): adds a
+        ``replication`` column 0..R-1 (varying fastest) that is part of the
+        point's identity and seed but is *not* passed to ``fn``.
+    columns : sequence of str, optional
+        Result fields to keep (default: every scalar field).
+    workers : int, optional
+        Size of the pool created for ``executor=None``/``"process"``/
+        ``"thread"`` (default ``os.cpu_count()``).
+    on_mismatch : {"raise", "reuse", "restart"}
+        What to do when ``store`` was written by a different sweep (other
+        grid, function, fixed arguments or seed) or another library version:
+        ``"raise"`` (default) raises :class:`StoreMismatchError` saying what
+        differs; ``"reuse"`` keeps the stored points whose parameters are in
+        the new grid *and* whose function, fixed arguments and base seed are
+        unchanged, and computes the rest (rows keep the library version that
+        computed them); ``"restart"`` deletes the stored points first.
+    on_error : {"raise", "record"}
+        ``"raise"`` (default): an exception in ``fn`` stops the sweep (points
+        already finished stay in the store) and is re-raised with a note
+        naming the point.  ``"record"``: the point gets an ``error`` column
+        ("ExceptionType: message") and counts as finished.
+    title : str, optional
+        Title of the returned table.
+
+    Returns
+    -------
+    mva.table.Table
+        One row per point in grid order: the parameters, ``replication`` and
+        ``seed`` (when used), the result fields and, if any point failed with
+        ``on_error="record"``, ``error``.  ``Table.to_frame()`` gives a
+        pandas DataFrame.
+
+    Raises
+    ------
+    StoreMismatchError
+        ``store`` belongs to another sweep or library version and
+        ``on_mismatch="raise"``.
+    TypeError
+        ``fn`` cannot be pickled for a process pool or dask.
+
+    Notes
+    -----
+    A point's identity is its key :func:`point_key` (canonical JSON of its
+    parameters); duplicate points are rejected.  The store fingerprints the
+    sweep as
+
+    .. math::
+
+        h_\\text{context} = \\operatorname{SHA256}(\\text{fn}, \\text{fixed},
+        \\text{seed}), \\qquad
+        h_\\text{grid} = \\operatorname{SHA256}(k_1, \\dots, k_n)
+
+    and a re-run with a different :math:`h_\\text{context}`,
+    :math:`h_\\text{grid}` or library version is a mismatch.  Only this
+    process writes the store (workers return results), one transaction per
+    finished task, in WAL mode: a kill at any moment loses at most the
+    tasks in flight, and a committed point is never computed again.
+
+    Why serial for vectorised work by default: one NumPy call over a chunk
+    of thousands of points costs microseconds per point, less than pickling
+    the chunk to another process and back; a pool pays off for per-point
+    functions (simulators) that spend milliseconds or more per point.
+
+    Examples
+    --------
+    Replications of a seeded simulation, identical on any executor:
+
+    >>> def sim(rate, seed):
+    ...     rng = np.random.default_rng(seed)
+    ...     return {"mean": float(rng.exponential(1 / rate, 100).mean())}
+    >>> a = sweep(sim, {"rate": [1.0, 2.0]}, seed=1, replications=2, executor="serial")
+    >>> b = sweep(sim, {"rate": [1.0, 2.0]}, seed=1, replications=2, executor="thread")
+    >>> a.columns
+    ('rate', 'replication', 'seed', 'mean')
+    >>> a["mean"].tolist() == b["mean"].tolist()
+    True
+    """
+    check_choice("on_mismatch", on_mismatch, ON_MISMATCH)
+    check_choice("on_error", on_error, ON_ERROR)
+    if not callable(fn):
+        raise ValueError(f"fn must be callable; got {fn!r}")
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer))
+                              or chunk < 1):
+        raise ValueError(f"chunk must be an integer >= 1; got {chunk!r}")
+    if workers is not None and (isinstance(workers, bool)
+                                or not isinstance(workers, (int, np.integer)) or workers < 1):
+        raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
+    if replications is not None:
+        if isinstance(replications, bool) or not isinstance(replications, (int, np.integer)) \
+                or replications < 1:
+            raise ValueError(f"replications must be an integer >= 1; got {replications!r}")
+        if seed is None:
+            raise ValueError("replications needs a seed (each replication gets its own "
+                             "per-point seed)")
+    entropy = _base_entropy(seed)
+    fixed = dict(fixed or {})
+    names, base_points = _points_of(grid, replications)
+    if seed is not None and (seed_arg in names or seed_arg in fixed):
+        raise ValueError(f"seed_arg {seed_arg!r} clashes with a parameter of the grid or fixed")
+
+    # -- rows: (key, params for the table, call kwargs) ----------------------
+    reps = range(replications) if replications is not None else [None]
+    keys: list[str] = []
+    params: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    seeds: list[int | None] = []
+    for p in base_points:
+        for r in reps:
+            row = dict(p) if r is None else {**p, "replication": r}
+            key = point_key(row)
+            row = json.loads(key)  # JSON scalars only
+            s = None if entropy is None else _seed_from_key(entropy, key)
+            call = {k: row[k] for k in p}
+            if s is not None:
+                call[seed_arg] = s
+            keys.append(key)
+            params.append({k: row[k] for k in names})
+            calls.append(call)
+            seeds.append(s)
+    n = len(keys)
+    if len(set(keys)) != n:
+        seen: set[str] = set()
+        dup = next(k for k in keys if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise ValueError(f"grid: duplicate point {dup} (each point must be unique; use "
+                         f"replications= for repeated simulation runs)")
+
+    fn_name = _name(fn)
+    context = hashlib.sha256(_canonical(
+        {"fn": fn_name, "fixed": fixed, "seed": entropy, "seed_arg": seed_arg}).encode()
+    ).hexdigest()
+    grid_hash = hashlib.sha256("\n".join(keys).encode()).hexdigest()
+
+    # -- the store: what is already done -----------------------------------
+    done: dict[str, dict[str, Any]] = {}
+    st: SweepStore | None = None
+    if store is not None:
+        st = SweepStore(store)
+        try:
+            done = _open_sweep(st, on_mismatch, fn_name, context, grid_hash, keys, names, entropy)
+        except BaseException:
+            st.close()
+            raise
+    results: dict[int, tuple[dict[str, Any] | None, str | None]] = {}
+    pending = []
+    for i, key in enumerate(keys):
+        got = done.get(key)
+        if got is not None:
+            results[i] = (got["result"], got["error"])
+        else:
+            pending.append(i)
+
+    try:
+        if pending:
+            _compute(fn, pending, keys, params, calls, seeds, results, fixed=fixed,
+                     executor=executor, st=st, progress=progress, chunk=chunk,
+                     vectorized=vectorized, seeded=seed is not None, workers=workers,
+                     record_errors=on_error == "record", context=context)
+    finally:
+        if st is not None:
+            st.close()
+
+    # -- the table -------------------------------------------------------------
+    records = []
+    for i in range(n):
+        rec: dict[str, Any] = dict(params[i])
+        if seeds[i] is not None:
+            rec["seed"] = seeds[i]
+        res, err = results[i]
+        res = res or {}
+        if columns is not None:
+            res = {c: res.get(c) for c in columns}
+        rec.update({k: v for k, v in res.items() if k not in rec})
+        if err is not None:
+            rec["error"] = err
+        records.append(rec)
+    if columns is not None:
+        for c in columns:
+            if all(results[i][0] is not None and c not in (results[i][0] or {}) for i in range(n)):
+                raise ValueError(f"columns: unknown result field {c!r}")
+    cols: list[str] | None = None
+    if any("error" in r for r in records):
+        cols = []
+        for rec in records:
+            cols.extend(c for c in rec if c not in cols and c != "error")
+        cols.append("error")
+    return table_from_records(records, title=title, table_cls=Table, columns=cols)
+
+
+def _open_sweep(st: SweepStore, on_mismatch: str, fn_name: str, context: str, grid_hash: str,
+                keys: list[str], names: list[str], entropy: int | None
+                ) -> dict[str, dict[str, Any]]:
+    """Check the store against this sweep; returns the finished points to reuse."""
+    meta = st.meta()
+    new_meta = {"fn": fn_name, "context": context, "grid": grid_hash, "n_points": len(keys),
+                "params": names, "seed": entropy, "version": __version__,
+                "created": meta.get("created", time.strftime("%Y-%m-%dT%H:%M:%S"))}
+    if not meta:
+        if st.count():
+            raise StoreMismatchError(f"store {st.path!r} holds points but no sweep description")
+        st.write_meta(new_meta)
+        return {}
+    problems = []
+    if meta.get("version") != __version__:
+        problems.append(f"library version: store {meta.get('version')}, now {__version__}")
+    if meta.get("context") != context:
+        what = "function" if meta.get("fn") != fn_name else "fixed arguments or seed"
+        detail = f" ({meta.get('fn')} -> {fn_name})" if meta.get("fn") != fn_name else ""
+        problems.append(f"{what} changed{detail}")
+    if meta.get("grid") != grid_hash:
+        stored = st.keys()
+        now = set(keys)
+        problems.append(f"grid changed: store has {meta.get('n_points')} points over "
+                        f"{meta.get('params')}, now {len(keys)} over {names}; "
+                        f"{len(stored - now)} finished point(s) not in the new grid, "
+                        f"{len(now - stored)} point(s) of the new grid not finished")
+    if problems and on_mismatch == "raise":
+        raise StoreMismatchError(
+            f"store {st.path!r} was written by a different sweep: " + "; ".join(problems)
+            + ". Pass on_mismatch='reuse' to keep its matching finished points and compute the "
+              "rest, on_mismatch='restart' to discard them, or use another store file.")
+    if problems and on_mismatch == "restart":
+        st.clear()
+        st.write_meta({**new_meta, "created": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        return {}
+    if problems:  # reuse
+        st.write_meta(new_meta)
+    return st.finished(context)
+
+
+def _compute(fn: Callable[..., Any], pending: list[int], keys: list[str],
+             params: list[dict[str, Any]], calls: list[dict[str, Any]], seeds: list[int | None],
+             results: dict[int, tuple[dict[str, Any] | None, str | None]], *,
+             fixed: dict[str, Any], executor: Any, st: SweepStore | None, progress: bool,
+             chunk: int | None, vectorized: bool | None, seeded: bool, workers: int | None,
+             record_errors: bool, context: str) -> None:
+    from .progress import progress as progress_bar
+
+    def commit(idx: list[int], out: list[tuple[dict | None, str | None]], elapsed: float) -> None:
+        for i, (row, err) in zip(idx, out):
+            results[i] = (row, err)
+        if st is not None:
+            st.record({"key": keys[i], "idx": i, "params": params[i], "result": row, "error": err,
+                       "seed": seeds[i], "context": context, "version": __version__,
+                       "elapsed": elapsed} for i, (row, err) in zip(idx, out))
+
+    # -- vectorised or per point? -------------------------------------------
+    todo = list(pending)
+    if vectorized is None:
+        vectorized = False
+        if not seeded and len(todo) >= 2:
+            vectorized, used = _probe(fn, todo[:2], calls, fixed, commit)
+            todo = todo[used:]
+    if not todo:
+        return
+    size = chunk if chunk is not None else (DEFAULT_VECTOR_CHUNK if vectorized else 1)
+    tasks = [todo[j:j + size] for j in range(0, len(todo), size)]
+
+    # -- choose the executor -------------------------------------------------
+    owned: Any = None
+    ex: Any = None
+    where = None
+    dask = False
+    nworkers = workers or os.cpu_count() or 1
+    if executor is None:
+        if not vectorized and len(tasks) > 1 and nworkers > 1:
+            executor = "process"
+        else:
+            executor = "serial"
+    if isinstance(executor, str):
+        check_choice("executor", executor, ("serial", "process", "thread"))
+        if executor == "process":
+            where = "a process pool"
+        elif executor == "thread":
+            from concurrent.futures import ThreadPoolExecutor
+            owned = ex = ThreadPoolExecutor(max_workers=nworkers)
+    elif _is_dask_client(executor):
+        ex = executor.get_executor(pure=False)
+        where, dask = "a dask.distributed cluster", True
+    else:
+        from concurrent.futures import Executor, ProcessPoolExecutor
+        if not isinstance(executor, Executor):
+            raise ValueError(f"executor must be None, 'serial', 'process', 'thread', a "
+                             f"concurrent.futures.Executor or a distributed.Client; "
+                             f"got {executor!r}")
+        ex = executor
+        if _is_dask_executor(executor):
+            where, dask = "a dask.distributed cluster", True
+        elif isinstance(executor, ProcessPoolExecutor):
+            where = "a process pool"
+    if where is not None:
+        _check_picklable((fn, fixed), fn, where, dask)
+    if executor == "process":
+        from concurrent.futures import ProcessPoolExecutor
+        owned = ex = ProcessPoolExecutor(max_workers=min(nworkers, len(tasks)))
+
+    def note(exc: BaseException, task: list[int]) -> None:
+        where_ = params[task[0]] if len(task) == 1 else f"{len(task)} points from {params[task[0]]}"
+        if hasattr(exc, "add_note"):
+            exc.add_note(f"sweep: while evaluating {_name(fn)} at {where_}")
+
+    # -- run -------------------------------------------------------------------
+    def serial() -> Iterator[None]:
+        for task in tasks:
+            try:
+                out, elapsed = _run_task(fn, [calls[i] for i in task], fixed, vectorized,
+                                         record_errors)
+            except Exception as exc:
+                note(exc, task)
+                raise
+            commit(task, out, elapsed)
+            yield None
+
+    def parallel() -> Iterator[None]:
+        from concurrent.futures import FIRST_COMPLETED, wait
+        limit = max(2, 4 * _executor_workers(ex))
+        queue = iter(tasks)
+        inflight: dict[Any, list[int]] = {}
+        try:
+            while True:
+                while len(inflight) < limit:
+                    task = next(queue, None)
+                    if task is None:
+                        break
+                    fut = ex.submit(_run_task, fn, [calls[i] for i in task], fixed, vectorized,
+                                    record_errors)
+                    inflight[fut] = task
+                if not inflight:
+                    return
+                finished, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    task = inflight.pop(fut)
+                    try:
+                        out, elapsed = fut.result()
+                    except Exception as exc:
+                        note(exc, task)
+                        raise
+                    commit(task, out, elapsed)
+                    yield None
+        finally:
+            for fut in inflight:
+                fut.cancel()
+
+    runner = serial() if ex is None else parallel()
+    try:
+        for _ in progress_bar(runner, total=len(tasks), desc="sweep",
+                              enable=None if progress else False):
+            pass
+    except BaseException:
+        if owned is not None:  # do not wait for running tasks on an error or Ctrl-C
+            owned.shutdown(wait=False, cancel_futures=True)
+            owned = None
+        raise
+    finally:
+        if owned is not None:
+            owned.shutdown(wait=True)
+
+
+def _probe(fn: Callable[..., Any], idx: list[int], calls: list[dict[str, Any]],
+           fixed: Mapping[str, Any], commit: Callable[..., None]) -> tuple[bool, int]:
+    """Is ``fn`` vectorised?  Returns (answer, number of points of ``idx`` committed).
+
+    ``fn`` is called with the points ``idx`` as arrays; if that works, the
+    first point is also computed alone and must agree.  The points computed
+    on the way are committed, so the probe wastes no work.
+    """
+    start = time.perf_counter()
+    try:
+        out, _ = _run_task(fn, [calls[i] for i in idx], fixed, True, False)
+    except Exception:
+        return False, 0
+    start1 = time.perf_counter()
+    try:
+        first = _flatten_point(fn(**calls[idx[0]], **fixed))
+    except Exception:
+        return False, 0
+    if not _same_row(out[0][0] or {}, first):
+        commit(idx[:1], [(first, None)], time.perf_counter() - start1)
+        return False, 1
+    commit(idx, out, start1 - start)
+    return True, len(idx)
