@@ -33,7 +33,7 @@ __all__ = ["Table", "tabulate", "grid_points", "result_fields", "FORMATS"]
 FORMATS = ("md", "rst", "latex", "html", "csv")
 
 
-def _fmt_cell(v: Any, spec: str) -> str:
+def _fmt_cell(v: Any, spec: str, missing: str = "-") -> str:
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
     if isinstance(v, (int, np.integer)):
@@ -41,12 +41,12 @@ def _fmt_cell(v: Any, spec: str) -> str:
     if isinstance(v, (float, np.floating)):
         f = float(v)
         if np.isnan(f):
-            return "-"
+            return missing
         if f.is_integer() and abs(f) < 1e15 and spec == ".6g":
             return str(int(f))
         return format(f, spec)
     if v is None:
-        return "-"
+        return missing
     return str(v)
 
 
@@ -128,9 +128,9 @@ class Table:
         return pd.DataFrame({c: self.data[c] for c in self.columns})
 
     # -- rendering --------------------------------------------------------
-    def _cells(self) -> list[list[str]]:
-        return [[_fmt_cell(self.data[c][i], self.formats.get(c, ".6g")) for c in self.columns]
-                for i in range(len(self))]
+    def _cells(self, missing: str = "-") -> list[list[str]]:
+        return [[_fmt_cell(self.data[c][i], self.formats.get(c, ".6g"), missing)
+                 for c in self.columns] for i in range(len(self))]
 
     def _numeric(self, c: str) -> bool:
         a = np.asarray(self.data[c])
@@ -153,8 +153,8 @@ class Table:
         return "\n".join([line(self.columns), sep] + [line(r) for r in cells])
 
     def to_rst(self) -> str:
-        """reStructuredText ``list-table``-free simple grid table."""
-        cells = self._cells()
+        """reStructuredText simple table (a missing value is an escaped ``\\-``)."""
+        cells = self._cells(missing="\\-")
         widths = [max([len(c)] + [len(r[j]) for r in cells]) for j, c in enumerate(self.columns)]
         border = " ".join("=" * w for w in widths)
 
