@@ -1,0 +1,360 @@
+"""Cost-effectiveness of adding processors to an SMP node (Wood and Hill 1995, as used by 000).
+
+A change is cost-effective when its *costup* (relative cost increase) is
+smaller than its *speedup*.  With a processor costing a fraction ``f`` of a
+uniprocessor node,
+
+.. math::
+
+    \\mathrm{costup}(p) = 1 + f\\,(p - 1),\\qquad
+    \\mathrm{speedup}(p) = \\frac{X(p)}{X_{1}},\\qquad
+    \\mathrm{cp}(p) = \\frac{\\mathrm{costup}(p)}{\\mathrm{speedup}(p)},
+
+where ``X(p)`` is the throughput of a ``p``-processor node and ``X_1`` that
+of a uniprocessor node (Single).  A design is *cost-effective* when
+``cp < 1`` and *most cost-effective* at the ``p`` minimising ``cp``.
+
+The functions accept any model's throughput -- a callable of ``p``, an array
+aligned with the ``p`` values, or a mapping ``{p: X}`` -- so they work with
+:mod:`models.policy`, :mod:`models.pdq`, :mod:`models.ini` or measured data.
+:func:`policy_cost` applies them to the Fixed / Floating policies.
+
+References
+----------
+D. A. Wood and M. D. Hill, "Cost-Effective Parallel Computing", IEEE
+Computer 28(2), 1995.  B. Falsafi and D. A. Wood, "Scheduling Communication
+on an SMP Node Parallel Machine", HPCA 1997 (paper 000), sections 4, 5, 6.3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+
+from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
+                           check_positive, scalar_or_array)
+
+from .policy import POLICIES, PolicyParams, _ResultMixin
+from .policy import solve as _solve_policy
+
+__all__ = [
+    "DEFAULT_F",
+    "costup",
+    "CostResult",
+    "PolicyCostResult",
+    "cost_performance",
+    "policy_cost",
+    "register_cli",
+]
+
+#: cost of one processor as a fraction of a uniprocessor node (000: 30%)
+DEFAULT_F = 0.3
+
+
+def costup(p: Any, f: Any = DEFAULT_F) -> Any:
+    """Relative cost of a ``p``-processor node against a uniprocessor node.
+
+    Parameters
+    ----------
+    p : int or array of int
+        Processors per node (>= 1).
+    f : float or array, default 0.3
+        Cost of one processor as a fraction of a uniprocessor node's cost.
+
+    Returns
+    -------
+    float or array
+        ``1 + f (p - 1)``.
+
+    Notes
+    -----
+    .. math:: \\mathrm{costup}(p) = 1 + f\\,(p - 1)
+
+    References
+    ----------
+    .. [1] Wood and Hill 1995; Falsafi and Wood 1997 (000), section 4.
+
+    Examples
+    --------
+    >>> costup(2), costup(5)   # 000: "costups of 1.3 and 2.2"
+    (1.3, 2.2)
+    """
+    pa = check_integer("p", p, minimum=1).astype(float)
+    fa = check_nonnegative("f", f)
+    return scalar_or_array(np.round(1.0 + fa * (pa - 1.0), 12))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostResult(_ResultMixin):
+    """Cost-performance over a range of processors per node (last axis: ``p``).
+
+    Attributes
+    ----------
+    p : numpy.ndarray of int, shape (P,)
+        Processors per node evaluated.
+    throughput : numpy.ndarray, shape (..., P)
+        Node throughput at each ``p`` (any unit, the baseline's unit).
+    baseline : float or array
+        Throughput of a uniprocessor node (Single), same unit.
+    costup, speedup, cost_performance : numpy.ndarray, shape (..., P)
+        ``1 + f (p - 1)``, ``throughput / baseline`` and their ratio.
+    cost_effective : numpy.ndarray of bool, shape (..., P)
+        ``cost_performance < 1``.
+    best_p : int or array
+        The ``p`` with the lowest cost-performance (the first one on ties).
+    best_cost_performance : float or array
+        That lowest cost-performance.
+    f : float or array
+        Processor cost fraction used.
+    """
+
+    p: np.ndarray
+    throughput: Any
+    baseline: Any
+    costup: Any
+    speedup: Any
+    cost_performance: Any
+    cost_effective: Any
+    best_p: Any
+    best_cost_performance: Any
+    f: Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicyCostResult(_ResultMixin):
+    """Cost-performance of each policy against a uniprocessor node (Single).
+
+    Attributes
+    ----------
+    policies : dict of str to CostResult
+        One entry per policy; Fixed starts at ``p = 2``.
+    baseline : float or array
+        Single's node throughput (requests per cycle).
+    most_cost_effective_policy : str or array of str
+        The policy reaching the lowest cost-performance.
+    """
+
+    policies: Mapping[str, CostResult]
+    baseline: Any
+    most_cost_effective_policy: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        """Nested plain-Python dictionary."""
+        mcp = self.most_cost_effective_policy
+        return {"policies": {k: v.to_dict() for k, v in self.policies.items()},
+                "baseline": np.asarray(self.baseline).tolist(),
+                "most_cost_effective_policy": np.asarray(mcp).tolist()}
+
+
+def _throughput_values(throughput: Any, p: np.ndarray) -> np.ndarray:
+    if callable(throughput):
+        X = np.asarray(throughput(p), dtype=float)
+    elif isinstance(throughput, Mapping):
+        missing = [int(v) for v in p if int(v) not in throughput]
+        if missing:
+            raise ValueError(f"throughput: no value for p={missing}; "
+                             f"given for p={sorted(throughput)}")
+        X = np.stack([np.asarray(throughput[int(v)], dtype=float) for v in p], axis=-1)
+    else:
+        X = np.asarray(throughput, dtype=float)
+    if X.ndim == 0 or X.shape[-1] != p.size:
+        raise ValueError(f"throughput must have the p values ({p.size}) on its last axis; got "
+                         f"shape {X.shape}")
+    if not np.all(np.isfinite(X) & (X > 0)):
+        raise ValueError("throughput must be finite and > 0 at every p")
+    return X
+
+
+def cost_performance(throughput: Any, p: Any, *, baseline: Any, f: Any = DEFAULT_F) -> CostResult:
+    """Costup, speedup and cost-performance of any model's throughput over ``p``.
+
+    Parameters
+    ----------
+    throughput : callable, array_like or mapping
+        Node throughput as a function of processors per node: a callable
+        ``throughput(p_array)`` returning an array with ``p`` on its last
+        axis, an array whose last axis is aligned with ``p``, or a mapping
+        ``{p: throughput}``.
+    p : sequence of int
+        Processors per node to evaluate (>= 1).
+    baseline : float or array_like
+        Throughput of a uniprocessor node (Single) in the same unit;
+        broadcast against the leading axes of ``throughput``.
+    f : float or array_like, default 0.3
+        Processor cost as a fraction of a uniprocessor node.
+
+    Returns
+    -------
+    CostResult
+
+    Notes
+    -----
+    .. math::
+
+        \\mathrm{cp}(p) = \\frac{1 + f (p - 1)}{X(p) / X_1},\\qquad
+        p^* = \\arg\\min_p \\mathrm{cp}(p).
+
+    Execution time for fixed work is proportional to ``1 / X``, so the
+    speedup is also ``T_1 / T(p)``.
+
+    References
+    ----------
+    .. [1] Wood and Hill 1995; Falsafi and Wood 1997 (000), Figures 5 and 7.
+
+    Examples
+    --------
+    Linear speedup is cost-effective at every ``p > 1``; the best ``p`` is
+    the largest:
+
+    >>> r = cost_performance(lambda p: 1.0 * p, [1, 2, 4, 8], baseline=1.0)
+    >>> r.cost_performance.round(4).tolist(), int(r.best_p)
+    ([1.0, 0.65, 0.475, 0.3875], 8)
+    """
+    pa = check_integer("p", np.atleast_1d(np.asarray(p)), minimum=1)
+    if pa.ndim != 1:
+        raise ValueError(f"p must be a 1-D sequence of processor counts; got shape {pa.shape}")
+    X = _throughput_values(throughput, pa)
+    X1 = check_positive("baseline", baseline)
+    fa = check_nonnegative("f", f)
+    cu = 1.0 + np.asarray(fa)[..., None] * (pa - 1.0)
+    sp = X / np.asarray(X1)[..., None]
+    cp = cu / sp
+    i = np.argmin(cp, axis=-1)
+    best = np.take_along_axis(cp, i[..., None], axis=-1)[..., 0]
+    return CostResult(p=pa, throughput=X, baseline=scalar_or_array(X1), costup=cu, speedup=sp,
+                      cost_performance=cp, cost_effective=cp < 1.0,
+                      best_p=scalar_or_array(pa[i]) if np.ndim(i) else int(pa[i]),
+                      best_cost_performance=scalar_or_array(best), f=scalar_or_array(fa))
+
+
+def _with_p(params: PolicyParams, p: np.ndarray) -> PolicyParams:
+    """``params`` with every array field given a trailing axis and ``p`` on that axis."""
+    changes: dict[str, Any] = {}
+    for fld in fields(params):
+        v = getattr(params, fld.name)
+        if fld.name == "p" or v is None:
+            continue
+        if np.ndim(v) > 0:
+            changes[fld.name] = np.asarray(v)[..., None]
+    changes["p"] = p
+    return replace(params, **changes)
+
+
+def policy_cost(params: PolicyParams, *, p: Iterable[int] = range(1, 9),
+                policies: Iterable[str] = ("fixed", "floating"), f: Any = DEFAULT_F,
+                **options: Any) -> PolicyCostResult:
+    """Cost-performance of protocol-processing policies against a uniprocessor node.
+
+    Parameters
+    ----------
+    params : PolicyParams
+        Workload and overheads; ``params.p`` is replaced by the range ``p``
+        (array fields broadcast against it, ``p`` on the last axis).
+    p : iterable of int, default 1..8
+        Processors per node.  Fixed is evaluated only at ``p >= 2``; ``p = 1``
+        of Floating is Single.
+    policies : iterable of {"fixed", "floating", "single"}
+        Policies to evaluate.
+    f : float or array, default 0.3
+        Processor cost fraction.
+    **options
+        Solver options of :func:`models.policy.solve`.
+
+    Returns
+    -------
+    PolicyCostResult
+
+    Notes
+    -----
+    The baseline is Single (one processor per node); speedup is the ratio
+    of node throughputs, i.e. of execution times for the same total work.
+
+    References
+    ----------
+    .. [1] Falsafi and Wood 1997 (000), Figure 5.
+
+    Examples
+    --------
+    >>> from models.policy import preset
+    >>> r = policy_cost(preset("null-handler", U=0.3))
+    >>> r.most_cost_effective_policy
+    'fixed'
+    """
+    pol = [check_choice("policies", x, POLICIES) for x in policies]
+    check_kwargs("policy_cost", options, ("damping", "tol", "max_iter", "fallback", "on_fail"))
+    pv = np.asarray(sorted(set(int(x) for x in check_integer("p", list(p), minimum=1))))
+    if pv.size == 0:
+        raise ValueError("p must name at least one processor count")
+    base = _solve_policy(replace(params, p=1), "single", **options)
+    X1 = np.asarray(base.throughput, dtype=float)
+    out: dict[str, CostResult] = {}
+    for name in pol:
+        pp = pv[pv >= 2] if name == "fixed" else pv
+        if pp.size == 0:
+            continue
+        res = _solve_policy(_with_p(params, pp), name, **options)
+        X = np.broadcast_to(np.asarray(res.throughput, dtype=float),
+                            np.broadcast_shapes(np.shape(res.throughput), X1.shape + (pp.size,)))
+        out[name] = cost_performance(X, pp, baseline=X1, f=f)
+    names = list(out)
+    bests = np.stack([np.asarray(out[n].best_cost_performance, dtype=float) for n in names])
+    idx = np.argmin(bests, axis=0)
+    mcp = names[int(idx)] if np.ndim(idx) == 0 else np.asarray(names, dtype=object)[idx]
+    return PolicyCostResult(policies=out, baseline=scalar_or_array(X1),
+                            most_cost_effective_policy=mcp)
+
+
+# ---------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------
+
+def register_cli(subparsers: Any) -> None:
+    """Add the ``cost`` subcommand (``smp-contention cost --preset fetch-block --U 0.3,0.7``)."""
+    from models._cli import add_common, int_list, number_list
+    from models.policy import PRESETS
+
+    ps = subparsers.add_parser(
+        "cost", help="cost-performance of Fixed and Floating against a uniprocessor node",
+        description="Costup 1 + f (p - 1), speedup against Single and cost-performance "
+                    "costup/speedup (cost-effective below 1) for the policy model, over a "
+                    "range of processors per node.")
+    ps.add_argument("--preset", choices=tuple(PRESETS), default="null-handler")
+    ps.add_argument("--p", type=int_list, default=list(range(1, 9)), help="processors per node")
+    ps.add_argument("--U", type=number_list, default=[0.3, 0.7], help="compute-utilization")
+    ps.add_argument("--O-int", dest="O_int", type=number_list, default=None,
+                    help="interrupt overhead (cycles)")
+    ps.add_argument("--f", type=float, default=DEFAULT_F,
+                    help="processor cost as a fraction of a uniprocessor node (default 0.3)")
+    add_common(ps)
+    ps.set_defaults(func=_cli_run)
+
+
+def _cli_run(args: Any) -> str:
+    from models._cli import emit
+    from models.policy import preset
+    from mva.table import Table
+
+    tables = []
+    for O in (args.O_int or [None]):
+        for U in args.U:
+            kw = {"U": U} if O is None else {"U": U, "O_int": O}
+            r = policy_cost(preset(args.preset, **kw), p=args.p, f=args.f)
+            rows: dict[str, list[Any]] = {"policy": [], "p": [], "costup": [], "speedup": [],
+                                          "cost_performance": [], "cost_effective": []}
+            for name, c in r.policies.items():
+                for j, pv in enumerate(c.p):
+                    rows["policy"].append(name)
+                    rows["p"].append(int(pv))
+                    rows["costup"].append(float(c.costup[j]))
+                    rows["speedup"].append(float(c.speedup[j]))
+                    rows["cost_performance"].append(float(c.cost_performance[j]))
+                    rows["cost_effective"].append(bool(c.cost_effective[j]))
+            title = (f"Cost-performance, {args.preset}, U={U:g}"
+                     + ("" if O is None else f", O_int={O:g}")
+                     + f", f={args.f:g}; most cost-effective: {r.most_cost_effective_policy}")
+            tables.append(Table.from_columns(rows, title=title,
+                                             formats={"costup": ".3g", "speedup": ".4g",
+                                                      "cost_performance": ".4g"}))
+    return emit(tables, args)

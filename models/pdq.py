@@ -1,0 +1,807 @@
+"""Parallel dispatch queues (PDQ) and the Hurricane family of fine-grain DSMs (paper 001).
+
+``k`` protocol processors serve the protocol events of one SMP node.  Each
+handler carries a *synchronization key*: handlers with equal keys must run
+one at a time, distinct keys may run in parallel; the *sequential* key
+drains all running handlers and runs alone; *nosync* handlers run at any
+time.  Three ways of organising the processors are compared:
+
+``"shared"`` (PDQ)
+    One queue; the dispatcher hands any handler whose key is not running to
+    an idle processor (synchronization *before* dispatch).
+``"partitioned"``
+    Static partitioning into ``k`` queues, one per processor; key ``i`` (in
+    decreasing popularity) always goes to queue ``i mod k``, nosync handlers
+    are spread evenly.  No two processors ever hold the same key.
+``"spinlock"``
+    One queue, FCFS dispatch to any idle processor; keyed handlers acquire a
+    software spin-lock (``o_lock`` cycles) and busy-wait while another
+    processor holds the same key.
+
+Processor organisations (001, section 4): embedded protocol processors
+(Hurricane), dedicated SMP processors (Hurricane-1) and idle SMP processors
+multiplexed with computation, interrupted only when all are busy
+(Hurricane-1 Mult, ``multiplexed=True``).  Presets come from 001's Table 1.
+
+References
+----------
+B. Falsafi and D. A. Wood, "Parallel Dispatch Queue: A Queue-Based
+Programming Abstraction to Parallelize Fine-Grain Communication Protocols",
+HPCA 1999 (paper 001), sections 3 to 5 and Table 1.  L. Kleinrock,
+*Queueing Systems, Volume 1*, 1975 (birth-death queues, M/M/c, M/G/1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Mapping
+
+import numpy as np
+
+from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
+                           check_positive, check_probability, scalar_or_array)
+
+from .policy import _ResultMixin
+
+__all__ = [
+    "PDQParams",
+    "PDQResult",
+    "PDQComparison",
+    "DISCIPLINES",
+    "TABLE_1",
+    "TABLE_1_SYSTEMS",
+    "HANDLER_ROWS",
+    "occupancies",
+    "round_trip",
+    "PRESETS",
+    "preset",
+    "key_probabilities",
+    "solve",
+    "compare",
+    "register_cli",
+]
+
+#: dispatch disciplines understood by :func:`solve`
+DISCIPLINES = ("shared", "partitioned", "spinlock")
+
+#: systems (columns) of 001's Table 1
+TABLE_1_SYSTEMS = ("S-COMA", "Hurricane", "Hurricane-1")
+
+#: 001 Table 1: remote read miss latency breakdown, 400-MHz cycles, 64-byte protocol.
+#: Each row: (action, category, S-COMA, Hurricane, Hurricane-1).
+TABLE_1: tuple[tuple[str, str, int, int, int], ...] = (
+    ("detect miss, issue bus transaction", "request", 5, 5, 5),
+    ("dispatch handler", "request", 12, 16, 87),
+    ("get fault state, send", "request", 0, 36, 141),
+    ("network latency", "network", 100, 100, 100),
+    ("dispatch handler", "reply", 1, 3, 51),
+    ("directory lookup", "reply", 8, 61, 121),
+    ("fetch data, change tag, send", "reply", 136, 140, 205),
+    ("network latency", "network", 100, 100, 100),
+    ("dispatch handler", "response", 1, 4, 50),
+    ("place data, change tag", "response", 8, 50, 63),
+    ("resume, reissue bus transaction", "response", 6, 6, 178),
+    ("fetch data, complete load", "response", 63, 63, 63),
+)
+
+#: row indices of TABLE_1 that occupy the protocol processor, per handler
+HANDLER_ROWS: Mapping[str, tuple[int, ...]] = {
+    "request": (1, 2), "reply": (4, 5, 6), "response": (8, 9, 10)}
+
+
+def _column(system: str) -> int:
+    check_choice("system", system, TABLE_1_SYSTEMS)
+    return 2 + TABLE_1_SYSTEMS.index(system)
+
+
+def round_trip(system: str) -> int:
+    """Remote read miss round trip of 001's Table 1, 400-MHz cycles.
+
+    Examples
+    --------
+    >>> [round_trip(s) for s in TABLE_1_SYSTEMS]
+    [440, 584, 1164]
+    """
+    col = _column(system)
+    return int(sum(int(row[col]) for row in TABLE_1))  # type: ignore[call-overload]
+
+
+def occupancies(system: str) -> dict[str, int]:
+    """Protocol-processor occupancy of the request, reply and response handlers.
+
+    Request: dispatch + get fault state/send; reply: dispatch + directory
+    lookup + fetch data/send; response: dispatch + place data + resume.  The
+    request and response occupancies together grow by 315% from S-COMA to
+    Hurricane, as 001 section 5.1 states (27 to 112 cycles).
+
+    Examples
+    --------
+    >>> occupancies("Hurricane")
+    {'request': 52, 'reply': 204, 'response': 60}
+    """
+    col = _column(system)
+    return {h: int(sum(int(TABLE_1[i][col]) for i in rows))  # type: ignore[call-overload]
+            for h, rows in HANDLER_ROWS.items()}
+
+
+def _mean_handler(system: str) -> float:
+    occ = occupancies(system)
+    return float(sum(occ.values())) / 3.0
+
+
+#: presets: keyword arguments of :class:`PDQParams` (see :func:`preset`)
+PRESETS: Mapping[str, Mapping[str, Any]] = {
+    "s-coma": {"S": _mean_handler("S-COMA"), "k": 1, "o_lock": 0.0},
+    "hurricane": {"S": _mean_handler("Hurricane"), "k": 4},
+    "hurricane-1": {"S": _mean_handler("Hurricane-1"), "k": 4},
+    "hurricane-1-mult": {"S": _mean_handler("Hurricane-1"), "k": 8, "multiplexed": True,
+                         "compute_utilization": 0.5},
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PDQParams:
+    """Parameters of the parallel-dispatch model (times in protocol-processor cycles).
+
+    Every numeric field may be a NumPy array (broadcast).  Give exactly one
+    of ``arrival_rate`` and ``load``.  Handler occupancies are exponential
+    with squared coefficient of variation ``cs2`` entering as the
+    Allen-Cunneen factor ``(1 + cs2) / 2`` on waiting times (exact for the
+    partitioned M/G/1 queues).
+
+    Attributes
+    ----------
+    k : int or array of int, default 2
+        Protocol processors serving the node's protocol events (embedded or
+        dedicated), or SMP processors per node when ``multiplexed``.
+    arrival_rate : float or array, optional
+        Poisson arrival rate of protocol events (handlers) at the node,
+        handlers per cycle.
+    load : float or array, optional
+        Offered load per processor ``arrival_rate * S / k`` (alternative to
+        ``arrival_rate``).
+    S : float or array, default 100
+        Mean handler occupancy, cycles (same for every key).
+    cs2 : float or array, default 1
+        Squared coefficient of variation of handler occupancy.
+    n_keys : int or array of int, default 64
+        Number of distinct synchronization keys (e.g. cache blocks being
+        handled).  Key ``i = 1..n_keys`` has probability proportional to
+        ``i ** -key_skew`` (Zipf).
+    key_skew : float or array, default 0
+        Zipf exponent of key popularity (0: uniform).
+    f_sequential : float or array, default 0
+        Fraction of handlers with the sequential key (drain all running
+        handlers, then run alone).
+    f_nosync : float or array, default 0
+        Fraction of handlers with the nosync key (run at any time, no
+        synchronization).  The remaining ``1 - f_sequential - f_nosync``
+        carry ordinary keys.
+    o_lock : float or array, default 70
+        ``"spinlock"`` only: cycles added to every keyed handler to acquire
+        and release its spin-lock (one lock-line miss at 400 MHz plus the
+        release store).
+    multiplexed : bool, default False
+        Hurricane-1 Mult: the ``k`` processors compute and run handlers only
+        when idle; a handler arriving when all ``k`` compute interrupts one.
+    compute_utilization : float or array, default 0
+        ``multiplexed`` only: fraction of time an SMP processor is computing
+        (not available for protocol work), in [0, 1).
+    O_int : float or array, default 200
+        ``multiplexed`` only: interrupt overhead, cycles (001: 200).
+    o_sched : float or array, default 120
+        ``multiplexed`` only: scheduling overhead per handler on a
+        multiplexed processor (switching to the protocol and the resulting
+        cache interference), cycles.
+    clock_hz : float or array, default 400e6
+        Clock of the processors, Hz (001: 400 MHz).
+
+    Notes
+    -----
+    Under multiplexing the processors available to the protocol and the
+    handler occupancy are
+
+    .. math::
+
+        a = k (1 - u_c) + u_c^{k},\\qquad
+        S' = S + o_{sched} + u_c^{k} O_{int},
+
+    (an interrupt supplies one processor when all compute).  Otherwise
+    ``a = k`` and ``S' = S``.
+
+    Examples
+    --------
+    >>> prm = PDQParams(k=4, load=0.5, S=100)
+    >>> prm.rate
+    0.02
+    """
+
+    k: Any = 2
+    arrival_rate: Any = None
+    load: Any = None
+    S: Any = 100.0
+    cs2: Any = 1.0
+    n_keys: Any = 64
+    key_skew: Any = 0.0
+    f_sequential: Any = 0.0
+    f_nosync: Any = 0.0
+    o_lock: Any = 70.0
+    multiplexed: bool = False
+    compute_utilization: Any = 0.0
+    O_int: Any = 200.0
+    o_sched: Any = 120.0
+    clock_hz: Any = 400e6
+
+    def __post_init__(self) -> None:
+        check_integer("k", self.k, minimum=1)
+        if (self.arrival_rate is None) == (self.load is None):
+            raise ValueError("PDQParams needs exactly one of arrival_rate (handlers per cycle) "
+                             f"and load (per processor); got arrival_rate={self.arrival_rate!r}, "
+                             f"load={self.load!r}")
+        if self.arrival_rate is not None:
+            check_nonnegative("arrival_rate", self.arrival_rate)
+        else:
+            check_nonnegative("load", self.load)
+        check_positive("S", self.S)
+        check_nonnegative("cs2", self.cs2)
+        check_integer("n_keys", self.n_keys, minimum=1, maximum=10**6)
+        check_nonnegative("key_skew", self.key_skew)
+        fs = check_probability("f_sequential", self.f_sequential)
+        fn = check_probability("f_nosync", self.f_nosync)
+        if np.any(fs + fn > 1.0 + 1e-12):
+            raise ValueError("f_sequential + f_nosync must be <= 1; got "
+                             f"{(fs + fn).max()!r}")
+        check_nonnegative("o_lock", self.o_lock)
+        if not isinstance(self.multiplexed, (bool, np.bool_)):
+            raise ValueError(f"multiplexed must be True or False; got {self.multiplexed!r}")
+        check_probability("compute_utilization", self.compute_utilization, open_high=True)
+        check_nonnegative("O_int", self.O_int)
+        check_nonnegative("o_sched", self.o_sched)
+        check_positive("clock_hz", self.clock_hz)
+
+    @property
+    def rate(self) -> Any:
+        """Arrival rate of handlers, per cycle (from ``arrival_rate`` or ``load``)."""
+        if self.arrival_rate is not None:
+            return scalar_or_array(np.asarray(self.arrival_rate, float))
+        return scalar_or_array(np.asarray(self.load, float) * np.asarray(self.k, float)
+                               / np.asarray(self.S, float))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Fields as plain Python values."""
+        return {f.name: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
+                for f in fields(self) for v in [getattr(self, f.name)]}
+
+
+def preset(name: str, **overrides: Any) -> PDQParams:
+    """Parameters for a system of 001 with optional overrides.
+
+    Parameters
+    ----------
+    name : {"s-coma", "hurricane", "hurricane-1", "hurricane-1-mult"}
+        ``S`` is the mean of the request, reply and response occupancies of
+        the system's Table 1 column (57.3, 105.3 and 298.7 cycles).
+    **overrides
+        Any :class:`PDQParams` field.  Without ``arrival_rate``/``load``, an
+        arrival rate of 0.002 handlers per cycle (one per 1.25 us) is used.
+
+    Examples
+    --------
+    >>> round(preset("hurricane-1").S, 1)
+    298.7
+    """
+    check_choice("name", name, PRESETS)
+    kw: dict[str, Any] = {"n_keys": 1024}
+    kw.update(PRESETS[name])
+    kw.update(overrides)
+    if kw.get("arrival_rate") is None and kw.get("load") is None:
+        kw["arrival_rate"] = 0.002
+    return PDQParams(**kw)
+
+
+def key_probabilities(n_keys: int, key_skew: float = 0.0) -> np.ndarray:
+    """Zipf key popularities ``p_i = i^{-s} / sum_j j^{-s}``, most popular first.
+
+    Examples
+    --------
+    >>> key_probabilities(4).tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    >>> round(float(key_probabilities(2, 1.0)[0]), 4)
+    0.6667
+    """
+    K = int(check_integer("n_keys", n_keys, minimum=1))
+    s = float(check_nonnegative("key_skew", key_skew))
+    w = np.arange(1, K + 1, dtype=float) ** -s
+    return w / w.sum()
+
+
+# ---------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class PDQResult(_ResultMixin):
+    """Mean performance of one dispatch discipline (times in cycles).
+
+    Values are NaN where ``saturated`` is true.
+
+    Attributes
+    ----------
+    discipline : str
+    response_time : float or array
+        Mean time from a handler's arrival to its completion.
+    waiting_time : float or array
+        ``response_time`` minus the handler's own occupancy (queueing, key
+        serialization, spinning).
+    response_time_s : float or array
+        ``response_time`` in seconds.
+    throughput : float or array
+        Handlers completed per cycle (the arrival rate when stable).
+    utilization : float or array
+        Fraction of the available processor capacity that is busy
+        (spinning counts as busy).
+    busy_processors : float or array
+        Mean number of busy processors (effective parallelism).
+    mean_in_system : float or array
+        Mean number of handlers queued or running (Little's law).
+    conflict_probability : float or array
+        Probability that an arriving keyed handler's key is already
+        present (queued or running; ``"shared"``) or already locked
+        (``"spinlock"``); for ``"partitioned"`` the probability that it has
+        to wait behind any handler of its queue.
+    available_processors : float or array
+        ``k``, or ``a = k (1 - u_c) + u_c^k`` under multiplexing.
+    saturated : bool or array
+        The configuration cannot carry the load.
+    bottleneck : str or array of str
+        ``""`` when stable, else ``"processors"``, ``"key"`` (the most
+        popular key alone exceeds one processor), ``"partition"`` (the
+        busiest static queue) or ``"lock"`` (the hottest spin-lock).
+    """
+
+    discipline: str
+    response_time: Any
+    waiting_time: Any
+    response_time_s: Any
+    throughput: Any
+    utilization: Any
+    busy_processors: Any
+    mean_in_system: Any
+    conflict_probability: Any
+    available_processors: Any
+    saturated: Any
+    bottleneck: Any
+    method: str = "birth-death"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PDQComparison(_ResultMixin):
+    """The three disciplines on the same parameters.
+
+    Attributes
+    ----------
+    shared, partitioned, spinlock : PDQResult
+    partitioned_over_shared, spinlock_over_shared : float or array
+        Response-time ratios (> 1: the shared queue is faster; NaN where
+        either is saturated).
+    """
+
+    shared: PDQResult
+    partitioned: PDQResult
+    spinlock: PDQResult
+    partitioned_over_shared: Any
+    spinlock_over_shared: Any
+
+
+# ---------------------------------------------------------------------------
+# formulas
+# ---------------------------------------------------------------------------
+
+_NMAX = 400  # at most this many states of a birth-death chain are computed explicitly
+_CHUNK = 20_000  # grid points per block (bounds memory)
+
+
+def _harmonic(m: np.ndarray) -> np.ndarray:
+    """Harmonic number H(m) for real m >= 0 (expected max of m unit exponentials)."""
+    from scipy.special import digamma
+
+    return np.where(m > 0, digamma(np.maximum(m, 0.0) + 1.0) + np.euler_gamma, 0.0)
+
+
+def _key_sums(K: np.ndarray, skew: np.ndarray, fk: np.ndarray, fns: np.ndarray,
+              nmax: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Key sums per distinct ``(n_keys, key_skew, f_k, f_ns)`` of the grid.
+
+    Returns ``(D, C, pmax, inv)``: ``D[j, n] = n f_ns + sum_i [1 - (1 - f_k
+    p_i)^n]`` (expected number of handlers among ``n`` that may run at once),
+    ``C[j, n] = sum_i p_i [1 - (1 - f_k p_i)^n]`` (probability that a keyed
+    arrival shares its key with one of ``n`` handlers), the largest key
+    probability, and ``inv`` mapping each (flattened) grid point to its row.
+    """
+    flat = np.stack([K.ravel(), skew.ravel(), fk.ravel(), fns.ravel()], axis=1)
+    uniq, inv = np.unique(flat, axis=0, return_inverse=True)
+    inv = np.asarray(inv).ravel()
+    n = np.arange(nmax + 1, dtype=float)
+    Du = np.empty((len(uniq), nmax + 1))
+    Cu = np.empty((len(uniq), nmax + 1))
+    pmax = np.empty(len(uniq))
+    for j, (k_, s_, f_, ns_) in enumerate(uniq):
+        p = key_probabilities(int(k_), s_)
+        pmax[j] = p[0]
+        D = n * ns_
+        C = np.zeros_like(n)
+        if f_ > 0:
+            for lo in range(0, p.size, 2048):
+                pc = p[lo:lo + 2048]
+                absent = np.power(1.0 - np.minimum(f_ * pc, 1.0)[:, None], n[None, :])
+                D = D + (1.0 - absent).sum(axis=0)
+                C = C + (pc[:, None] * (1.0 - absent)).sum(axis=0)
+        Du[j], Cu[j] = D, C
+    return Du, Cu, pmax, inv
+
+
+def _birth_death(lam: np.ndarray, S: np.ndarray, cap: np.ndarray, cap_inf: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Stationary distribution of a birth-death queue with service rate ``cap(n) / S``.
+
+    ``cap`` has shape ``grid + (nmax + 1,)`` (index ``n``, ``cap[..., 0]``
+    unused); beyond ``nmax`` the capacity is ``cap_inf``.  Returns
+    ``(pi, mean_number)`` with ``pi`` over ``0..nmax`` (the geometric tail is
+    folded into the mean).  Requires ``lam S < cap_inf``.
+    """
+    a = (lam * S)[..., None]
+    with np.errstate(divide="ignore"):
+        logr = np.log(np.maximum(a, 1e-300)) - np.log(np.maximum(cap[..., 1:], 1e-300))
+    logr = np.where(a > 0, logr, -np.inf)
+    logp = np.concatenate([np.zeros(logr.shape[:-1] + (1,)), np.cumsum(logr, axis=-1)], axis=-1)
+    top = np.max(logp, axis=-1, keepdims=True)
+    w = np.exp(logp - top)
+    r = np.clip(lam * S / cap_inf, 0.0, 1.0 - 1e-15)
+    nmax = cap.shape[-1] - 1
+    wl = w[..., -1]
+    tail_mass = wl * r / (1.0 - r)
+    tail_mean = wl * (nmax * r / (1.0 - r) + r / (1.0 - r) ** 2)
+    Z = w.sum(axis=-1) + tail_mass
+    n = np.arange(nmax + 1, dtype=float)
+    mean = ((w * n).sum(axis=-1) + tail_mean) / Z
+    return w / Z[..., None], mean
+
+
+def _prepare(params: PDQParams) -> dict[str, np.ndarray]:
+    names = ("k", "S", "cs2", "n_keys", "key_skew", "f_sequential", "f_nosync", "o_lock",
+             "compute_utilization", "O_int", "o_sched", "clock_hz")
+    vals = [np.asarray(getattr(params, n), dtype=float) for n in names]
+    vals.append(np.asarray(params.rate, dtype=float))
+    a = {k: np.array(v, dtype=float) for k, v in zip(names + ("lam",), np.broadcast_arrays(*vals))}
+    k = a["k"]
+    if params.multiplexed:
+        uk = a["compute_utilization"] ** k
+        a["avail"] = k * (1.0 - a["compute_utilization"]) + uk
+        a["Sp"] = a["S"] + a["o_sched"] + uk * a["O_int"]
+    else:
+        a["avail"] = k.copy()
+        a["Sp"] = a["S"].copy()
+    a["fk"] = np.clip(1.0 - a["f_sequential"] - a["f_nosync"], 0.0, 1.0)
+    # sequential handlers: drain (expected max of the running handlers' residuals)
+    # then run alone; treated as a vacation of the whole pool
+    lam_seq = a["lam"] * a["f_sequential"]
+    busy = np.minimum(a["lam"] * (1.0 - a["f_sequential"]) * a["Sp"], a["avail"])
+    a["drain"] = a["Sp"] * _harmonic(busy)
+    a["vac"] = lam_seq * (a["Sp"] + a["drain"])
+    a["lam_ns"] = a["lam"] * (1.0 - a["f_sequential"])
+    return a
+
+
+def _finish(a: Mapping[str, np.ndarray], discipline: str, W: np.ndarray, Sh: np.ndarray,
+            conflict: np.ndarray, busy: np.ndarray, sat: np.ndarray, bott: np.ndarray,
+            method: str) -> PDQResult:
+    """Combine ordinary and sequential handlers into a result (NaN where saturated)."""
+    fs = a["f_sequential"]
+    R_ord = Sh + W
+    R_seq = W + a["drain"] + a["Sp"]
+    R = (1.0 - fs) * R_ord + fs * R_seq
+    Sbar = (1.0 - fs) * Sh + fs * a["Sp"]
+    nan = np.where(sat, np.nan, 1.0)
+    lam = a["lam"]
+    util = np.minimum(busy / a["avail"] + a["vac"], 1.0)
+    out = dict(response_time=R * nan, waiting_time=(R - Sbar) * nan,
+               response_time_s=R / a["clock_hz"] * nan, throughput=lam * nan,
+               utilization=util * nan, busy_processors=busy * nan, mean_in_system=lam * R * nan,
+               conflict_probability=conflict * nan, available_processors=a["avail"])
+    vals = {k: scalar_or_array(v) for k, v in out.items()}
+    sat_v: Any = bool(sat) if np.ndim(sat) == 0 else np.asarray(sat)
+    bott_v: Any = str(bott) if np.ndim(bott) == 0 else np.asarray(bott, dtype=object)
+    return PDQResult(discipline=discipline, saturated=sat_v, bottleneck=bott_v, method=method,
+                     **vals)
+
+
+def _shared(a: Mapping[str, np.ndarray]) -> PDQResult:
+    avail, Sp, lam = a["avail"], a["Sp"], a["lam_ns"]
+    # composition of the *ordinary* (non-sequential) handlers
+    ordinary = np.maximum(1.0 - a["f_sequential"], 1e-300)
+    fk_o = np.where(a["f_sequential"] < 1.0, a["fk"] / ordinary, 0.0)
+    fns_o = np.where(a["f_sequential"] < 1.0, a["f_nosync"] / ordinary, 0.0)
+    Du, Cu, pmax_u, inv = _key_sums(a["n_keys"], a["key_skew"], fk_o, fns_o, _NMAX)
+    shape = lam.shape
+    pmax = pmax_u[inv].reshape(shape)
+    # asymptotic capacity: a, or the number of keys when there are fewer keys than processors
+    keys_inf = np.where(fns_o > 0, np.inf, np.where(fk_o > 0, a["n_keys"], 0.0))
+    cap_inf = np.minimum(avail, keys_inf)
+    Seff = Sp / np.maximum(1.0 - a["vac"], 1e-300)   # pool slowed by sequential vacations
+    sat_proc = (a["vac"] >= 1.0) | (lam * Seff >= cap_inf)
+    sat_key = (a["lam"] * a["fk"] * pmax * Seff >= 1.0) & ~sat_proc
+    sat = sat_proc | sat_key
+    lam_ok = np.where(sat, 0.0, lam).ravel()
+    cinf = np.where(sat, 1.0, cap_inf).ravel()
+    av = avail.ravel()
+    Sf = np.where(sat | ~np.isfinite(Seff), 1.0, Seff).ravel()
+    # states needed explicitly: until min(a, D(n)) reaches its limit (geometric beyond)
+    first = np.empty(av.size, dtype=int)
+    for j in range(Du.shape[0]):
+        sel = inv == j
+        first[sel] = np.searchsorted(Du[j], np.minimum(cinf[sel], av[sel]) * (1.0 - 1e-12))
+    nmax = int(np.clip(first.max(initial=1), 1, _NMAX))
+    N = np.empty(av.size)
+    conflict = np.empty(av.size)
+    for lo in range(0, av.size, _CHUNK):
+        sl = slice(lo, lo + _CHUNK)
+        cap = np.minimum(av[sl, None], Du[inv[sl], :nmax + 1])
+        Cn = Cu[inv[sl], :nmax + 1]
+        pi, N[sl] = _birth_death(lam_ok[sl], Sf[sl], cap, cinf[sl])
+        # PASTA: an arrival sees n handlers with probability pi(n); beyond nmax C(n) ~ C(nmax)
+        conflict[sl] = (pi * Cn).sum(axis=-1) + (1.0 - pi.sum(axis=-1)) * Cn[:, -1]
+    N, conflict, lam_ok = N.reshape(shape), conflict.reshape(shape), lam_ok.reshape(shape)
+    factor = (1.0 + a["cs2"]) / 2.0
+    W = (np.where(lam_ok > 0, N / np.maximum(lam_ok, 1e-300), Seff) - Seff) * factor
+    bott = np.where(sat_proc, "processors", np.where(sat_key, "key", ""))
+    return _finish(a, "shared", W, Seff, conflict, lam * Seff, sat, bott, "birth-death")
+
+
+def _partitioned(a: Mapping[str, np.ndarray]) -> PDQResult:
+    from mva.open import mg1
+
+    k, avail, Sp = a["k"], a["avail"], a["Sp"]
+    Seff = Sp / np.maximum(1.0 - a["vac"], 1e-300) * k / avail   # one processor's share
+    lam = a["lam_ns"]
+    kmax = int(k.max())
+    shape = k.shape
+    # per-queue share of the ordinary handlers: keys i -> queue (i mod k); nosync evenly
+    share = np.zeros(shape + (kmax,))
+    flat = np.stack([a["n_keys"].ravel(), a["key_skew"].ravel(), k.ravel()], axis=1)
+    uniq, inv = np.unique(flat, axis=0, return_inverse=True)
+    inv = np.asarray(inv).ravel()
+    us = np.zeros((len(uniq), kmax))
+    for j, (K_, s_, k_) in enumerate(uniq):
+        p = key_probabilities(int(K_), s_)
+        us[j, :int(k_)] = np.bincount(np.arange(p.size) % int(k_), weights=p, minlength=int(k_))
+    keyshare = us[inv].reshape(shape + (kmax,))
+    real = np.arange(kmax) < k[..., None]
+    fk = np.where(a["f_sequential"] < 1.0, a["fk"] / np.maximum(1.0 - a["f_sequential"], 1e-300),
+                  0.0)
+    fns = 1.0 - fk
+    share = np.where(real, fk[..., None] * keyshare + (fns / k)[..., None], 0.0)
+    lam_j = lam[..., None] * share
+    rho = lam_j * Seff[..., None]
+    sat = (a["vac"] >= 1.0) | np.any(rho >= 1.0, axis=-1)
+    lam_j = np.where(sat[..., None] | ~real, 0.0, lam_j)
+    Seff_ok = np.where(sat | ~np.isfinite(Seff), 1.0, Seff)
+    q = mg1(lam_j, np.broadcast_to(Seff_ok[..., None], lam_j.shape),
+            np.broadcast_to(a["cs2"][..., None], lam_j.shape))
+    Wj = np.asarray(q.waiting_time, dtype=float)
+    W = np.where(sat, 0.0, (share * Wj).sum(axis=-1))
+    conflict = (share * np.asarray(q.prob_wait, dtype=float)).sum(axis=-1)
+    bott = np.where(sat, np.where(a["vac"] >= 1.0, "processors", "partition"), "")
+    busy = lam * Sp / np.maximum(1.0 - a["vac"], 1e-300)
+    return _finish(a, "partitioned", W, Seff, conflict, busy, sat, bott, "M/G/1 per queue")
+
+
+def _spinlock(a: Mapping[str, np.ndarray]) -> PDQResult:
+    from mva.open import mmc
+
+    avail, Sp, lam = a["avail"], a["Sp"], a["lam_ns"]
+    hold = Sp + a["o_lock"]                                  # lock holding time
+    fk = np.where(a["f_sequential"] < 1.0, a["fk"] / np.maximum(1.0 - a["f_sequential"], 1e-300),
+                  0.0)
+    vac = a["vac"]
+    slow = 1.0 / np.maximum(1.0 - vac, 1e-300)
+    # per-key spin: pi_i = r_i min(1, a - 1), r_i the lock's utilization;
+    # wait for the holder and the spinners ahead: pi_i hold / (1 - pi_i)
+    flat = np.stack([a["n_keys"].ravel(), a["key_skew"].ravel()], axis=1)
+    uniq, inv = np.unique(flat, axis=0, return_inverse=True)
+    inv = np.asarray(inv).ravel()
+    shape = avail.shape
+    lam_k = (lam * fk * slow).ravel()
+    hold_f = hold.ravel()
+    conc = np.minimum(1.0, avail - 1.0).ravel()
+    spin = np.zeros(lam_k.size)
+    conflict = np.zeros(lam_k.size)
+    rmax = np.zeros(lam_k.size)
+    for j, (K_, s_) in enumerate(uniq):
+        sel = inv == j
+        p = key_probabilities(int(K_), s_)
+        r = lam_k[sel][:, None] * p[None, :] * hold_f[sel][:, None]
+        rmax[sel] = r[:, 0]
+        pi = np.minimum(r * conc[sel][:, None], 1.0 - 1e-12)
+        spin[sel] = (p[None, :] * pi / (1.0 - pi)).sum(axis=1) * hold_f[sel]
+        conflict[sel] = (p[None, :] * pi).sum(axis=1)
+    spin, conflict, rmax = (v.reshape(shape) for v in (spin, conflict, rmax))
+    Sk = hold + spin                                          # keyed handler incl. spinning
+    Sbar = (fk * Sk + (1.0 - fk) * Sp) * slow
+    sat_lock = rmax >= 1.0
+    sat_proc = (vac >= 1.0) | (lam * Sbar >= avail)
+    sat = sat_lock | sat_proc
+    lam_ok = np.where(sat, 0.0, lam)
+    factor = (1.0 + a["cs2"]) / 2.0
+    integral = np.all(avail == np.round(avail))
+    Sbar_ok = np.where(sat | ~np.isfinite(Sbar), 1.0, Sbar)
+    if integral:
+        q = mmc(lam_ok, Sbar_ok, np.round(avail).astype(int))
+        Wq = np.asarray(q.waiting_time, dtype=float)
+        method = "M/M/c"
+    else:
+        nn = np.arange(_NMAX + 1, dtype=float)
+        cap = np.minimum(avail[..., None], nn)
+        _, N = _birth_death(lam_ok, Sbar_ok, cap, np.where(sat, 1.0, avail))
+        Wq = np.where(lam_ok > 0, N / np.maximum(lam_ok, 1e-300) - Sbar_ok, 0.0)
+        method = "birth-death M/M/a"
+    W = Wq * factor + fk * spin * slow
+    Sh = (fk * hold + (1.0 - fk) * Sp) * slow
+    bott = np.where(sat_lock, "lock", np.where(sat_proc, "processors", ""))
+    return _finish(a, "spinlock", W, Sh, conflict, lam * Sbar, sat, bott, method)
+
+
+def solve(params: PDQParams, discipline: str = "shared", *,
+          on_saturation: str = "flag") -> PDQResult:
+    """Mean response time of protocol handlers under one dispatch discipline.
+
+    Parameters
+    ----------
+    params : PDQParams
+    discipline : {"shared", "partitioned", "spinlock"}
+        One parallel dispatch queue (PDQ), static partitioning into ``k``
+        queues, or one queue with spin-locks inside the handlers.
+    on_saturation : {"flag", "raise"}
+        ``"flag"`` (default): saturated points get NaN values,
+        ``saturated=True`` and the ``bottleneck`` named; ``"raise"``:
+        :class:`mva.errors.SaturationError` naming the bottleneck.
+
+    Returns
+    -------
+    PDQResult
+
+    Notes
+    -----
+    *Shared (PDQ).*  A birth-death queue on the number ``n`` of ordinary
+    handlers present, served at rate ``min(a, D(n)) / S_eff`` where
+
+    .. math::
+
+        D(n) = n f_{ns} + \\sum_i \\left[1 - (1 - f_k p_i)^n\\right]
+
+    is the expected number of handlers among ``n`` that may run at once
+    (distinct keys plus nosync handlers) and ``p_i`` the Zipf key
+    popularities.  The most popular key alone must satisfy
+    ``lambda f_k p_1 S_eff < 1``.
+    *Partitioned.*  Queue ``j`` receives the keys ``i = j (mod k)`` and
+    ``1/k`` of the nosync handlers; each is an M/G/1 queue
+    (:func:`mva.mg1`) with ``S_eff k / a``.
+    *Spin-lock.*  An M/M/c pool (:func:`mva.mmc`; a birth-death M/M/a for
+    fractional ``a``) whose keyed handlers take ``S' + o_lock + w_i``, with
+    busy-wait ``w_i = pi_i (S' + o_lock) / (1 - pi_i)``,
+    ``pi_i = r_i min(1, a - 1)`` and ``r_i = lambda f_k p_i (S' + o_lock)``.
+    *Sequential handlers* (all disciplines) drain the running handlers
+    (expected ``S' H(m)``, ``m`` busy processors, ``H`` the harmonic number)
+    and run alone; the pool is treated as unavailable for a fraction
+    ``v = lambda f_seq (S' + drain)`` of the time, ``S_eff = S' / (1 - v)``.
+    Waiting times carry the factor ``(1 + cs2) / 2``.
+
+    References
+    ----------
+    .. [1] Paper 001, sections 3 (PDQ semantics) and 4.2 (Hurricane-1 Mult).
+
+    Examples
+    --------
+    >>> prm = PDQParams(k=4, load=0.6, S=100, n_keys=256)
+    >>> sh = solve(prm, "shared")
+    >>> pt = solve(prm, "partitioned")
+    >>> sh.response_time < pt.response_time
+    True
+    """
+    check_choice("discipline", discipline, DISCIPLINES)
+    check_choice("on_saturation", on_saturation, ("flag", "raise"))
+    a = _prepare(params)
+    res = {"shared": _shared, "partitioned": _partitioned, "spinlock": _spinlock}[discipline](a)
+    if on_saturation == "raise" and np.any(res.saturated):
+        from mva.errors import SaturationError
+
+        b = np.atleast_1d(np.asarray(res.bottleneck, dtype=object))
+        name = next(str(x) for x in b.ravel() if x)
+        raise SaturationError(f"pdq {discipline}: saturated at "
+                              f"{int(np.count_nonzero(res.saturated))} point(s); bottleneck: "
+                              f"{name}", bottleneck=name)
+    return res
+
+
+def compare(params: PDQParams) -> PDQComparison:
+    """Shared queue, static partitioning and spin-locks on the same parameters.
+
+    Examples
+    --------
+    >>> c = compare(PDQParams(k=2, load=0.5, S=100, n_keys=64))
+    >>> c.partitioned_over_shared > 1
+    True
+    """
+    sh = solve(params, "shared")
+    pt = solve(params, "partitioned")
+    sp = solve(params, "spinlock")
+    R0 = np.asarray(sh.response_time, dtype=float)
+    return PDQComparison(
+        shared=sh, partitioned=pt, spinlock=sp,
+        partitioned_over_shared=scalar_or_array(np.asarray(pt.response_time, dtype=float) / R0),
+        spinlock_over_shared=scalar_or_array(np.asarray(sp.response_time, dtype=float) / R0))
+
+
+# ---------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------
+
+def register_cli(subparsers: Any) -> None:
+    """Add the ``pdq`` subcommand (``smp-contention pdq --preset hurricane-1 --k 1,2,4``)."""
+    from models._cli import add_common, int_list, number_list
+
+    ps = subparsers.add_parser(
+        "pdq", help="parallel dispatch queue vs static partitioning vs spin-locks (PDQ, 001)",
+        description="Handler response times (cycles) for one shared PDQ, k static queues and "
+                    "spin-locks, over a grid (comma lists or start:stop[:step] ranges). "
+                    "Presets from 001's Table 1.")
+    ps.add_argument("--preset", choices=tuple(PRESETS), default="hurricane-1")
+    ps.add_argument("--k", type=int_list, default=[1, 2, 4, 8], help="protocol processors")
+    ps.add_argument("--load", type=number_list, default=None,
+                    help="offered load per processor (default: arrival rate 0.002/cycle)")
+    ps.add_argument("--arrival-rate", dest="arrival_rate", type=number_list, default=None,
+                    help="handlers per cycle")
+    for name, hlp in (("S", "mean handler occupancy (cycles)"), ("n_keys", "number of keys"),
+                      ("key_skew", "Zipf exponent of key popularity"),
+                      ("f_sequential", "fraction of sequential-key handlers"),
+                      ("f_nosync", "fraction of nosync handlers"),
+                      ("o_lock", "spin-lock overhead (cycles)"),
+                      ("compute_utilization", "Mult: fraction of time processors compute"),
+                      ("cs2", "handler SCV")):
+        ps.add_argument(f"--{name.replace('_', '-')}", dest=name,
+                        type=int_list if name == "n_keys" else number_list, default=None,
+                        help=hlp)
+    add_common(ps)
+    ps.set_defaults(func=_cli_run)
+
+
+def _cli_run(args: Any) -> str:
+    from models._cli import emit
+    from mva.table import Table, grid_points
+
+    if args.load is not None and args.arrival_rate is not None:
+        raise ValueError("give --load or --arrival-rate, not both")
+    grid: dict[str, Any] = {"k": args.k}
+    for name in ("load", "arrival_rate", "S", "n_keys", "key_skew", "f_sequential", "f_nosync",
+                 "o_lock", "compute_utilization", "cs2"):
+        v = getattr(args, name)
+        if v is not None:
+            grid[name] = v
+    pts = grid_points(grid)
+    c = compare(preset(args.preset, **pts))
+    n = len(pts["k"])
+    cols: dict[str, Any] = {k: v for k, v in pts.items() if len(grid[k]) > 1 or k == "k"}
+    cols.update({"R_shared": c.shared.response_time, "R_partitioned": c.partitioned.response_time,
+                 "R_spinlock": c.spinlock.response_time,
+                 "U_shared": c.shared.utilization,
+                 "P_conflict": c.shared.conflict_probability,
+                 "partitioned/shared": c.partitioned_over_shared,
+                 "spinlock/shared": c.spinlock_over_shared})
+    data = {k: np.broadcast_to(np.asarray(v) if k in pts else np.asarray(v, dtype=float), (n,))
+            for k, v in cols.items()}
+    for name, r in (("saturated_shared", c.shared), ("saturated_partitioned", c.partitioned),
+                    ("saturated_spinlock", c.spinlock)):
+        data[name] = np.broadcast_to(np.asarray(r.bottleneck, dtype=object), (n,))
+        data[name] = np.asarray([b if b else "no" for b in data[name]], dtype=object)
+    title = f"Dispatch disciplines ({args.preset}); response times in 400-MHz cycles"
+    return emit(Table(columns=tuple(data), data=data, title=title,
+                      formats={k: ".4g" for k in data}), args)

@@ -1,0 +1,786 @@
+"""Protocol-processing policies on an SMP node: Fixed, Floating and Single.
+
+Falsafi and Wood (HPCA 1997, paper 000) ask when one processor of each SMP
+node should be *dedicated* to protocol processing.  Three policies:
+
+``"fixed"``
+    One of the ``p`` processors only runs protocol handlers (it polls the
+    network interface when idle); ``p - 1`` processors compute.  No
+    interrupts and no role-switching overheads, but the compute processor
+    pays a cache-to-cache transfer of the message data (``t_transfer``).
+``"floating"``
+    All ``p`` processors compute.  A processor that is idle (blocked on its
+    own remote request) acts as protocol processor; when *no* processor is
+    idle an arriving message interrupts a computing processor (``O_int``),
+    whose computation is preempted while it runs the handler.  Every
+    handler run on a non-dedicated processor pays the direct (role
+    assumption/relinquishment) and indirect (cache interference, migration)
+    overheads ``o_direct + o_indirect``.
+``"single"``
+    Floating with one processor per node (``params.p`` is ignored).
+
+Tempest atomicity allows one *acting* protocol processor per node, so each
+node's protocol processing is one FCFS server.  The model is a per-node
+symmetric mean-value analysis solved as a fixed point
+(:func:`mva.fixedpoint.fixed_point`); the probability that no processor is
+idle when a message arrives is one of the quantities of the fixed point.
+The derivation is in the documentation page *Protocol-processing policies*.
+
+References
+----------
+B. Falsafi and D. A. Wood, "Scheduling Communication on an SMP Node Parallel
+Machine", HPCA 1997 (paper 000).  P. Schweitzer, "Approximate analysis of
+multiclass closed networks of queues", 1979 (the arrival-instant
+approximation used here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Mapping
+
+import numpy as np
+
+from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
+                           check_positive, check_probability, scalar_or_array)
+
+__all__ = [
+    "PolicyParams",
+    "PolicyResult",
+    "PolicyComparison",
+    "POLICIES",
+    "SATURATION_THRESHOLD",
+    "NULL_HANDLER",
+    "FETCH_BLOCK",
+    "STACHE_MACRO",
+    "PRESETS",
+    "preset",
+    "solve",
+    "compare",
+    "whatif_table",
+    "register_cli",
+]
+
+#: policy names accepted by :func:`solve`
+POLICIES = ("fixed", "floating", "single")
+
+#: protocol-processor utilization at or above which a result is flagged ``saturated``
+SATURATION_THRESHOLD = 0.95
+
+_NUMERIC = ("p", "nodes", "C", "U", "o_req", "o_reply", "o_resp", "L", "O_int", "o_direct",
+            "o_indirect", "t_transfer", "o_dispatch", "t_extra", "handler_cs2", "iterations",
+            "clock_hz")
+
+
+# ---------------------------------------------------------------------------
+# presets (paper 000)
+# ---------------------------------------------------------------------------
+
+#: Null-handler microbenchmark of 000 section 5: ``L_min = 3 us = 600`` cycles at
+#: 200 MHz.  The split of ``L_min`` is not in the paper; see the docs.
+NULL_HANDLER: Mapping[str, float] = {
+    "o_req": 100.0, "o_reply": 100.0, "o_resp": 100.0, "L": 100.0, "t_transfer": 100.0,
+    "t_extra": 0.0, "o_direct": 40.0, "o_indirect": 60.0, "O_int": 200.0, "clock_hz": 200e6,
+}
+
+#: Fetch-block microbenchmark of 000 section 5 (128-byte block): ``L_min = 8 us = 1600``
+#: cycles at 200 MHz.  The handler split is ours; see the docs.
+FETCH_BLOCK: Mapping[str, float] = {
+    "o_req": 150.0, "o_reply": 500.0, "o_resp": 450.0, "L": 100.0, "t_transfer": 300.0,
+    "t_extra": 0.0, "o_direct": 40.0, "o_indirect": 60.0, "O_int": 200.0, "clock_hz": 200e6,
+}
+
+#: Macrobenchmark Stache protocol of 000 section 6: request handler 125, reply and
+#: response handlers 140 cycles, 900-cycle (4.5 us) round trip.  The 295 cycles
+#: not spent in handlers or the network are ``t_extra``.
+STACHE_MACRO: Mapping[str, float] = {
+    "o_req": 125.0, "o_reply": 140.0, "o_resp": 140.0, "L": 100.0, "t_transfer": 0.0,
+    "t_extra": 295.0, "o_direct": 40.0, "o_indirect": 60.0, "O_int": 200.0, "clock_hz": 200e6,
+}
+
+PRESETS: Mapping[str, Mapping[str, float]] = {
+    "null-handler": NULL_HANDLER, "fetch-block": FETCH_BLOCK, "stache": STACHE_MACRO}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicyParams:
+    """Parameters of the Fixed / Floating / Single policy model (all times in processor cycles).
+
+    Every numeric field may be a NumPy array; the fields broadcast against
+    each other.  Give exactly one of ``C`` and ``U``.  The defaults are the
+    null-handler microbenchmark of [1]_ (:data:`NULL_HANDLER`).
+
+    Attributes
+    ----------
+    p : int or array of int, default 2
+        Processors per SMP node, *including* Fixed's dedicated protocol
+        processor (Fixed: ``p - 1`` compute processors, requires ``p >= 2``;
+        Floating: ``p`` compute processors; Single: ``p`` is ignored, one
+        processor).
+    nodes : int or array of int, default 2
+        Number of SMP nodes (>= 2).  Every request goes to a node other than
+        the requester's, chosen uniformly (000's microbenchmarks: two nodes).
+    C : float or array, optional
+        Mean computation time between two requests of one thread, cycles.
+        Computation times are exponentially distributed (as in 000).
+    U : float or array, optional
+        Thread compute-utilization in the absence of contention,
+        ``U = C / (C + L_min)`` in ``[0, 1)``; then ``C = U L_min / (1 - U)``
+        with ``L_min`` from these parameters (:attr:`L_min`).
+    o_req : float or array, default 100
+        Occupancy of the request handler on the requester's protocol
+        processor (builds and sends the request message), cycles.
+    o_reply : float or array, default 100
+        Occupancy of the reply handler on the destination node's protocol
+        processor (handles the request, sends the reply), cycles.
+    o_resp : float or array, default 100
+        Occupancy of the response handler on the requester's protocol
+        processor (handles the reply, resumes the thread), cycles.
+    L : float or array, default 100
+        One-way network latency (constant, no network contention), cycles.
+    O_int : float or array, default 200
+        Interrupt overhead: delivering and returning from an interrupt, paid
+        by a computing processor (and occupying the protocol-processor role)
+        each time a message arrives when no processor of the node is idle.
+        Floating and Single only.  000 uses 200 (1 us) and 2000 (10 us).
+    o_direct : float or array, default 40
+        Direct overhead of a floating protocol processor per handler:
+        assuming and relinquishing the protocol-processor role (disabling and
+        enabling interrupts, the node's protocol lock, checking when to
+        relinquish), cycles.  Floating and Single only; occupies the
+        protocol processor.
+    o_indirect : float or array, default 60
+        Indirect overhead of a floating protocol processor per handler:
+        cache interference between computation and protocol code and
+        migration of the protocol lock, code and data between processors,
+        cycles.  Floating and Single only; occupies the protocol processor.
+    t_transfer : float or array, default 100
+        Fixed only: latency per round trip of the cache-to-cache transfers
+        between the compute processor and the dedicated protocol processor
+        (request descriptor and message data), cycles.  Adds to the thread's
+        round trip, not to protocol-processor occupancy.
+    o_dispatch : float or array, default 0
+        Dispatch/polling cost per handler (detecting the message and
+        dispatching the handler), all policies, cycles.  0 by default because
+        the handler occupancies above already include it.
+    t_extra : float or array, default 0
+        Other round-trip latency that occupies neither a protocol processor
+        nor the network (e.g. miss detection and reloading the data), all
+        policies, cycles.
+    handler_cs2 : float or array, default 0
+        Squared coefficient of variation of handler occupancies (0:
+        deterministic handlers, 1: exponential).  Interrupt overhead is a
+        constant.
+    iterations : float or array, default 1000
+        Total work per node, in request cycles (iterations of Single's
+        loop).  They are divided among the compute processors, so the
+        execution time is ``iterations / throughput``.
+    clock_hz : float or array, default 200e6
+        Processor clock, Hz (to express times in seconds).
+
+    Notes
+    -----
+    Zero-load round trip under Fixed (the paper's ``L_min``):
+
+    .. math::
+
+        L_{min} = o_{req} + o_{reply} + o_{resp} + 3\\,o_{dispatch} + 2L
+                  + t_{transfer} + t_{extra}.
+
+    References
+    ----------
+    .. [1] B. Falsafi and D. A. Wood, HPCA 1997 (paper 000), sections 2, 5, 6.
+
+    Examples
+    --------
+    >>> prm = PolicyParams(p=2, U=0.3)
+    >>> prm.L_min, round(prm.compute_time, 3)
+    (600.0, 257.143)
+    """
+
+    p: Any = 2
+    nodes: Any = 2
+    C: Any = None
+    U: Any = None
+    o_req: Any = 100.0
+    o_reply: Any = 100.0
+    o_resp: Any = 100.0
+    L: Any = 100.0
+    O_int: Any = 200.0
+    o_direct: Any = 40.0
+    o_indirect: Any = 60.0
+    t_transfer: Any = 100.0
+    o_dispatch: Any = 0.0
+    t_extra: Any = 0.0
+    handler_cs2: Any = 0.0
+    iterations: Any = 1000.0
+    clock_hz: Any = 200e6
+
+    def __post_init__(self) -> None:
+        check_integer("p", self.p, minimum=1)
+        check_integer("nodes", self.nodes, minimum=2)
+        if (self.C is None) == (self.U is None):
+            raise ValueError("PolicyParams needs exactly one of C (compute time, cycles) and "
+                             f"U (compute-utilization in [0, 1)); got C={self.C!r}, U={self.U!r}")
+        if self.C is not None:
+            check_nonnegative("C", self.C)
+        else:
+            check_probability("U", self.U, open_high=True)
+        for name in ("o_req", "o_reply", "o_resp", "L", "O_int", "o_direct", "o_indirect",
+                     "t_transfer", "o_dispatch", "t_extra", "handler_cs2"):
+            check_nonnegative(name, getattr(self, name))
+        check_positive("iterations", self.iterations)
+        check_positive("clock_hz", self.clock_hz)
+        if np.any(self.handler_sum <= 0):
+            raise ValueError("o_req + o_reply + o_resp + 3 o_dispatch must be > 0; got "
+                             f"{self.handler_sum!r}")
+
+    # -- derived quantities -------------------------------------------------
+    @property
+    def handler_sum(self) -> Any:
+        """Protocol-processor occupancy per request under Fixed, cycles."""
+        return scalar_or_array(np.asarray(self.o_req, float) + np.asarray(self.o_reply, float)
+                               + np.asarray(self.o_resp, float)
+                               + 3.0 * np.asarray(self.o_dispatch, float))
+
+    @property
+    def L_min(self) -> Any:
+        """Zero-load round trip under Fixed (``L_min`` of 000), cycles."""
+        return scalar_or_array(np.asarray(self.handler_sum, float) + 2.0 * np.asarray(self.L, float)
+                               + np.asarray(self.t_transfer, float)
+                               + np.asarray(self.t_extra, float))
+
+    @property
+    def compute_time(self) -> Any:
+        """Mean computation time ``C`` (from ``C`` or from ``U``), cycles."""
+        if self.C is not None:
+            return scalar_or_array(np.asarray(self.C, float))
+        U = np.asarray(self.U, float)
+        return scalar_or_array(U * np.asarray(self.L_min, float) / (1.0 - U))
+
+    @property
+    def compute_utilization(self) -> Any:
+        """``U = C / (C + L_min)``."""
+        C = np.asarray(self.compute_time, float)
+        return scalar_or_array(C / (C + np.asarray(self.L_min, float)))
+
+    def replace(self, **changes: Any) -> "PolicyParams":
+        """A copy with some fields changed (``C`` and ``U`` replace each other)."""
+        if "U" in changes and "C" not in changes:
+            changes["C"] = None
+        if "C" in changes and "U" not in changes:
+            changes["U"] = None
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Fields as plain Python values (lists for arrays)."""
+        return {f.name: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
+                for f in fields(self) for v in [getattr(self, f.name)]}
+
+
+def preset(name: str, **overrides: Any) -> PolicyParams:
+    """Parameters of a named workload of 000 with optional overrides.
+
+    Parameters
+    ----------
+    name : {"null-handler", "fetch-block", "stache"}
+        :data:`NULL_HANDLER`, :data:`FETCH_BLOCK` or :data:`STACHE_MACRO`.
+    **overrides
+        Any :class:`PolicyParams` field (e.g. ``U=0.3, p=4, O_int=2000``).
+
+    Returns
+    -------
+    PolicyParams
+
+    Examples
+    --------
+    >>> preset("fetch-block", U=0.7).L_min
+    1600.0
+    >>> preset("stache", U=0.5).L_min
+    900.0
+    """
+    check_choice("name", name, PRESETS)
+    kw: dict[str, Any] = dict(PRESETS[name])
+    kw.update(overrides)
+    if "C" not in kw and "U" not in kw:
+        kw["U"] = 0.5
+    return PolicyParams(**kw)
+
+
+# ---------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------
+
+class _ResultMixin:
+    """``to_dict`` / ``to_frame`` for result dataclasses with array fields."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Fields as plain Python values (lists for arrays)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            if isinstance(v, _ResultMixin):
+                v = v.to_dict()
+            elif isinstance(v, np.ndarray):
+                v = v.tolist()
+            elif isinstance(v, np.generic):
+                v = v.item()
+            out[f.name] = v
+        return out
+
+    def to_frame(self) -> Any:
+        """The per-point fields as a :class:`pandas.DataFrame` (one row per grid point)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - depends on environment
+            raise ImportError(f"{type(self).__name__}.to_frame() needs pandas: "
+                              "pip install pandas") from exc
+        cols: dict[str, np.ndarray] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            if isinstance(v, _ResultMixin) or f.name in ("iterations", "residual", "method"):
+                continue
+            cols[f.name] = np.ravel(np.asarray(v))
+        n = max((len(v) for v in cols.values()), default=1)
+        return pd.DataFrame({k: (np.broadcast_to(v, (n,)) if len(v) == 1 else v)
+                             for k, v in cols.items() if len(v) in (1, n)})
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicyResult(_ResultMixin):
+    """Mean performance of one protocol-processing policy (times in cycles).
+
+    Attributes
+    ----------
+    policy : str
+        ``"fixed"``, ``"floating"`` or ``"single"``.
+    compute_processors : int or array
+        Compute threads per node (``p - 1``, ``p`` or 1).
+    cycle_time : float or array
+        Mean time per request cycle of one thread (compute + round trip), ``R``.
+    throughput : float or array
+        Node throughput, request cycles completed per cycle per node,
+        ``X = compute_processors / R``.
+    round_trip : float or array
+        Mean time from issuing a request to resuming computation, ``R - R_w``.
+    compute_residence : float or array
+        Mean time a thread spends in its compute phase, including preemption
+        by interrupt handlers (``R_w``).
+    R_request, R_reply, R_response : float or array
+        Mean residence (waiting plus occupancy) of the three handlers at the
+        protocol processor.
+    pp_utilization : float or array
+        Fraction of time the node's (acting) protocol processor is busy,
+        interrupt overhead included.
+    pp_demand : float or array
+        Protocol-processor occupancy per request cycle (``1 / pp_demand`` is
+        the node's saturation throughput).
+    all_busy_probability : float or array
+        Probability that no processor of the node is idle when a request
+        message arrives (0 under Fixed).
+    interrupt_probability : float or array
+        Probability that an arriving request message causes an interrupt
+        (no idle processor *and* no handler already in progress).
+    interrupts_per_request : float or array
+        Same as ``interrupt_probability`` (one request message per cycle).
+    throughput_bound : float or array
+        Asymptotic upper bound ``min(n_c / (C + R_0), 1 / pp_demand)``.
+    execution_time : float or array
+        Time to finish ``iterations`` request cycles per node, cycles.
+    execution_time_s : float or array
+        The same in seconds.
+    saturated : bool or array
+        ``pp_utilization >= SATURATION_THRESHOLD`` (0.95): the protocol
+        processor is the bottleneck and the throughput is within a few
+        percent of ``1 / pp_demand``.  The values are still valid means
+        (a closed system never becomes infeasible).
+    converged : bool or array
+        Per grid point.
+    method, iterations, residual
+        Solver diagnostics (:func:`mva.fixedpoint.fixed_point`).
+    """
+
+    policy: str
+    compute_processors: Any
+    cycle_time: Any
+    throughput: Any
+    round_trip: Any
+    compute_residence: Any
+    R_request: Any
+    R_reply: Any
+    R_response: Any
+    pp_utilization: Any
+    pp_demand: Any
+    all_busy_probability: Any
+    interrupt_probability: Any
+    interrupts_per_request: Any
+    throughput_bound: Any
+    execution_time: Any
+    execution_time_s: Any
+    saturated: Any
+    converged: Any
+    method: str = "schweitzer-fixed-point"
+    iterations: int = 0
+    residual: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicyComparison(_ResultMixin):
+    """Fixed, Floating and Single on the same parameters, and their ratios.
+
+    Attributes
+    ----------
+    fixed, floating, single : PolicyResult
+    floating_over_fixed : float or array
+        Execution time of Floating divided by that of Fixed (> 1: Fixed is
+        faster).
+    single_over_fixed : float or array
+        Execution time of Single divided by that of Fixed.
+    single_over_floating : float or array
+        Execution time of Single divided by that of Floating.
+    """
+
+    fixed: PolicyResult
+    floating: PolicyResult
+    single: PolicyResult
+    floating_over_fixed: Any
+    single_over_fixed: Any
+    single_over_floating: Any
+
+
+# ---------------------------------------------------------------------------
+# the model
+# ---------------------------------------------------------------------------
+
+def _arrays(params: PolicyParams, policy: str) -> dict[str, np.ndarray]:
+    names = ("p", "nodes", "o_req", "o_reply", "o_resp", "L", "O_int", "o_direct", "o_indirect",
+             "t_transfer", "o_dispatch", "t_extra", "handler_cs2", "iterations", "clock_hz")
+    vals = [np.asarray(getattr(params, n), dtype=float) for n in names]
+    vals.append(np.asarray(params.compute_time, dtype=float))
+    out = dict(zip(names + ("C",), np.broadcast_arrays(*vals)))
+    if policy == "single":
+        out["p"] = np.ones_like(out["p"])
+    return {k: np.array(v, dtype=float) for k, v in out.items()}
+
+
+def _policy_formulas(a: Mapping[str, np.ndarray], policy: str, *, damping: float, tol: float,
+                     max_iter: int, fallback: bool, on_fail: str) -> dict[str, Any]:
+    """Solve the per-node symmetric MVA fixed point; see the module docs for the equations."""
+    from mva.fixedpoint import fixed_point
+
+    fixed = policy == "fixed"
+    p = a["p"]
+    n_c = p - 1.0 if fixed else p                       # compute threads per node
+    N = a["nodes"]
+    extra = 0.0 if fixed else a["o_direct"] + a["o_indirect"]
+    s_q = a["o_req"] + a["o_dispatch"] + extra
+    s_y = a["o_reply"] + a["o_dispatch"] + extra
+    s_r = a["o_resp"] + a["o_dispatch"] + extra
+    O_int = np.zeros_like(p) if fixed else a["O_int"]
+    h = (1.0 + a["handler_cs2"]) / 2.0                  # residual factor of a handler in service
+    T_x = a["t_extra"] + (a["t_transfer"] if fixed else 0.0) + 2.0 * a["L"]
+    f_L = (n_c - 1.0) / n_c                             # other local threads seen by a local arrival
+    m_Y = (N - 1.0) * n_c
+    f_Y = (m_Y - 1.0) / m_Y                             # other remote threads seen by a reply arrival
+    C = a["C"]
+
+    def parts(x: np.ndarray) -> dict[str, np.ndarray]:
+        R_q, R_y, R_r, R_w = x
+        R = R_w + R_q + R_y + R_r + T_x
+        X = n_c / R
+        if fixed:
+            P_all = np.zeros_like(R)
+            b = np.zeros_like(R)
+        else:
+            # busy fraction seen by an arriving request: own computation plus the interrupt
+            # work of *other* remote senders (the sender's own past interrupts excluded)
+            q = np.clip((C + f_Y * (R_w - C)) / R, 0.0, 1.0)
+            P_all = q ** p
+            # b = f_Y X (s_y + P_all (1 - b) O_int), solved for b
+            b = f_Y * X * (s_y + P_all * O_int) / (1.0 + f_Y * X * P_all * O_int)
+            b = np.clip(b, 0.0, 1.0)
+        P_int = P_all * (1.0 - b)
+        s_ye = s_y + P_int * O_int
+        U_q, U_y, U_r = X * s_q, X * s_ye, X * s_r
+        Q_q, Q_y, Q_r = X * R_q, X * R_y, X * R_r
+        # utilization seen by a local / a reply arrival; the residual correction
+        # (1 + cs2)/2 fades out as the server saturates (arrivals then coincide with
+        # service completions), which keeps X <= 1 / D
+        Us_L = np.clip(f_L * (U_q + U_r) + U_y, 0.0, 1.0)
+        Us_Y = np.clip(U_q + U_r + f_Y * U_y, 0.0, 1.0)
+        hL = 1.0 - (1.0 - h) * (1.0 - Us_L)
+        hY = 1.0 - (1.0 - h) * (1.0 - Us_Y)
+        wl = s_q * (Q_q - U_q) + s_r * (Q_r - U_r)
+        ul = s_q * U_q + s_r * U_r
+        wr = s_ye * (Q_y - U_y)
+        ur = s_ye * U_y
+        return dict(R=R, X=X, P_all=P_all, P_int=P_int, s_ye=s_ye, U=U_q + U_y + U_r,
+                    W_L=f_L * (wl + hL * ul) + wr + hL * ur,
+                    W_Y=wl + hY * ul + f_Y * (wr + hY * ur))
+
+    def g(x: np.ndarray) -> np.ndarray:
+        d = parts(x)
+        R_w = C + d["P_all"] * s_y + d["P_int"] * O_int if not fixed else C + 0.0 * d["R"]
+        return np.stack([s_q + d["W_L"], d["s_ye"] + d["W_Y"], s_r + d["W_L"], R_w])
+
+    x0 = np.stack([s_q, s_y, s_r, C + 0.0 * s_q])
+    fp = fixed_point(g, x0, damping=damping, tol=tol, max_iter=max_iter, fallback=fallback,
+                     on_fail=on_fail)
+    x = fp.x
+    d = parts(x)
+    R_q, R_y, R_r, R_w = x
+    D = s_q + d["s_ye"] + s_r
+    R0 = C + s_q + s_y + s_r + T_x
+    return dict(compute_processors=n_c, cycle_time=d["R"], throughput=d["X"],
+                round_trip=d["R"] - R_w, compute_residence=R_w, R_request=R_q, R_reply=R_y,
+                R_response=R_r, pp_utilization=d["U"], pp_demand=D,
+                all_busy_probability=d["P_all"], interrupt_probability=d["P_int"],
+                interrupts_per_request=d["P_int"],
+                throughput_bound=np.minimum(n_c / R0, 1.0 / D),
+                execution_time=a["iterations"] / d["X"],
+                execution_time_s=a["iterations"] / d["X"] / a["clock_hz"],
+                saturated=d["U"] >= SATURATION_THRESHOLD, converged=np.asarray(fp.converged),
+                method=fp.method, iterations=fp.iterations, residual=fp.residual)
+
+
+def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> PolicyResult:
+    """Solve the policy model for ``policy`` at every point of the parameter grid.
+
+    Parameters
+    ----------
+    params : PolicyParams
+        Model parameters (arrays broadcast).
+    policy : {"fixed", "floating", "single"}
+        Protocol-processing policy.  ``"single"`` uses one processor per
+        node whatever ``params.p``; ``"fixed"`` needs ``p >= 2``.
+    **options
+        ``damping`` (0.5), ``tol`` (1e-10), ``max_iter`` (10000),
+        ``fallback`` (True: SciPy root finding for unconverged points) and
+        ``on_fail`` (``"warn"``, ``"raise"`` or ``"ignore"``), passed to
+        :func:`mva.fixedpoint.fixed_point`.
+
+    Returns
+    -------
+    PolicyResult
+        Scalars for scalar parameters, arrays of the broadcast shape
+        otherwise.  ``saturated`` flags protocol-processor-bound points.
+
+    Raises
+    ------
+    ValueError
+        Unknown policy or option, or ``p < 2`` with ``policy="fixed"``.
+
+    Notes
+    -----
+    Per node: ``n_c`` compute threads (``p - 1``, ``p`` or 1), each cycling
+    through computation (mean ``C``), the request handler on its own node's
+    protocol processor, the network (``L``), the reply handler on a remote
+    node's protocol processor, the network and the response handler.  With
+    ``X = n_c / R`` and effective occupancies ``s`` (Floating adds
+    ``o_direct + o_indirect`` to every handler):
+
+    .. math::
+
+        R &= R_w + R_{req} + R_{reply} + R_{resp} + 2L + t_{extra}
+             + [\\text{Fixed}]\\,t_{transfer} \\\\
+        R_h &= s_h + \\sum_j \\phi_{hj} \\left[s_j (Q_j - U_j) + \\tfrac{1 + c_s^2}{2} s_j U_j
+               \\right],\\quad Q_j = X R_j,\\ U_j = X s_j \\\\
+        P_{all} &= (R_w / R)^{p},\\quad
+        P_{int} = P_{all}\\,(1 - \\phi_{YY} U_{reply}) \\\\
+        s_{reply}^{eff} &= s_{reply} + P_{int} O_{int},\\quad
+        R_w = C + P_{all}\\, s_{reply} + P_{int} O_{int}
+
+    where ``phi`` removes the arriving thread itself from the queue it sees
+    (Schweitzer): a local arrival sees ``(n_c - 1)/n_c`` of the local
+    handlers and all remote ones, a reply sees all local handlers and
+    ``((N-1) n_c - 1)/((N-1) n_c)`` of the replies.  Under Fixed
+    ``P_all = 0`` and ``R_w = C``.
+
+    References
+    ----------
+    .. [1] B. Falsafi and D. A. Wood, HPCA 1997 (paper 000), sections 3 to 5.
+
+    Examples
+    --------
+    Null-handler protocol, two processors per node, U = 0.7 (000, Figure 3):
+
+    >>> prm = preset("null-handler", p=2, U=0.7)
+    >>> fx, fl = solve(prm, "fixed"), solve(prm, "floating")
+    >>> round(fl.execution_time / fx.execution_time, 2) < 1   # Floating wins
+    True
+    >>> round(fx.pp_utilization, 3) <= 1.0
+    True
+    """
+    check_choice("policy", policy, POLICIES)
+    check_kwargs("solve", options, ("damping", "tol", "max_iter", "fallback", "on_fail"))
+    opts = {"damping": 0.5, "tol": 1e-10, "max_iter": 10_000, "fallback": True, "on_fail": "warn"}
+    opts.update(options)
+    if policy == "fixed" and np.any(np.asarray(params.p) < 2):
+        raise ValueError(f"p must be >= 2 for policy 'fixed' (one dedicated protocol processor "
+                         f"plus at least one compute processor); got p={params.p!r}")
+    a = _arrays(params, policy)
+    out = _policy_formulas(a, policy, **opts)
+    vals = {k: (v if k in ("method", "iterations", "residual") else
+                (bool(v) if np.ndim(v) == 0 and np.asarray(v).dtype == bool else scalar_or_array(v)))
+            for k, v in out.items()}
+    return PolicyResult(policy=policy, **vals)
+
+
+def compare(params: PolicyParams, **options: Any) -> PolicyComparison:
+    """Fixed, Floating and Single on the same parameters, with execution-time ratios.
+
+    Parameters
+    ----------
+    params : PolicyParams
+        Needs ``p >= 2`` (Fixed).  Single always has one processor per node.
+    **options
+        Solver options of :func:`solve`.
+
+    Returns
+    -------
+    PolicyComparison
+
+    Notes
+    -----
+    Execution time for ``iterations`` request cycles per node is
+    ``T = iterations / X``, so the ratios are throughput ratios:
+
+    .. math::
+
+        \\frac{T_{floating}}{T_{fixed}} = \\frac{X_{fixed}}{X_{floating}},\\qquad
+        \\frac{T_{single}}{T_{fixed}} = \\frac{X_{fixed}}{X_{single}}.
+
+    References
+    ----------
+    .. [1] B. Falsafi and D. A. Wood, HPCA 1997 (paper 000), Figures 3 and 4.
+
+    Examples
+    --------
+    >>> c = compare(preset("null-handler", p=2, U=0.1, O_int=2000))
+    >>> c.single_over_fixed > 1
+    True
+    """
+    fx = solve(params, "fixed", **options)
+    fl = solve(params, "floating", **options)
+    sg = solve(params, "single", **options)
+    T = (np.asarray(fx.execution_time), np.asarray(fl.execution_time),
+         np.asarray(sg.execution_time))
+    return PolicyComparison(fixed=fx, floating=fl, single=sg,
+                            floating_over_fixed=scalar_or_array(T[1] / T[0]),
+                            single_over_fixed=scalar_or_array(T[2] / T[0]),
+                            single_over_floating=scalar_or_array(T[2] / T[1]))
+
+
+def whatif_table(p: Any = (2, 4), U: Any = (0.3, 0.7)) -> Any:
+    """Floating/Fixed and Single/Fixed on 000's null-handler and fetch-block presets.
+
+    Used by the default ``smp-contention`` what-if report.
+
+    Parameters
+    ----------
+    p : sequence of int, default (2, 4)
+        Processors per node.
+    U : sequence of float, default (0.3, 0.7)
+        Compute-utilizations.
+
+    Returns
+    -------
+    mva.table.Table
+        Columns ``protocol``, ``p``, ``U``, ``floating/fixed``, ``single/fixed``.
+
+    Examples
+    --------
+    >>> t = whatif_table(p=[2], U=[0.7])
+    >>> [round(float(x), 2) for x in t["floating/fixed"]]
+    [0.66, 0.58]
+    """
+    from mva.table import Table, grid_points
+
+    pts = grid_points({"p": list(p), "U": list(U)})
+    cols: dict[str, list[Any]] = {"protocol": [], "p": [], "U": [], "floating/fixed": [],
+                                  "single/fixed": []}
+    for name in ("null-handler", "fetch-block"):
+        c = compare(preset(name, p=pts["p"], U=pts["U"]))
+        cols["protocol"] += [name] * len(pts["p"])
+        cols["p"] += [int(v) for v in pts["p"]]
+        cols["U"] += [float(v) for v in pts["U"]]
+        cols["floating/fixed"] += np.atleast_1d(c.floating_over_fixed).tolist()
+        cols["single/fixed"] += np.atleast_1d(c.single_over_fixed).tolist()
+    return Table.from_columns(cols, title="Execution time of Floating and Single relative to "
+                              "Fixed (Falsafi & Wood 1997 presets, O_int = 200 cycles)",
+                              formats={"floating/fixed": ".3f", "single/fixed": ".3f"})
+
+
+# ---------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------
+
+_CLI_FIELDS = ("p", "U", "C", "o_req", "o_reply", "o_resp", "L", "O_int", "o_direct",
+               "o_indirect", "t_transfer", "o_dispatch", "t_extra", "handler_cs2", "nodes")
+
+
+def register_cli(subparsers: Any) -> None:
+    """Add the ``policy`` subcommand (``smp-contention policy --preset null-handler ...``)."""
+    from models._cli import add_common, int_list, number_list
+
+    ps = subparsers.add_parser(
+        "policy", help="Fixed / Floating / Single protocol processing (Falsafi & Wood 1997)",
+        description="Cycle time, throughput, protocol-processor utilization, interrupt "
+                    "probability and execution-time ratios Floating/Fixed and Single/Fixed over "
+                    "a grid (comma lists or start:stop[:step] ranges). Defaults: the preset.")
+    ps.add_argument("--preset", choices=tuple(PRESETS), default="null-handler")
+    ps.add_argument("--policy", choices=("compare",) + POLICIES, default="compare",
+                    help="one policy, or 'compare' for all three and their ratios")
+    ps.add_argument("--p", type=int_list, default=[2, 3, 4, 5], help="processors per node")
+    ps.add_argument("--U", type=number_list, default=None, help="compute-utilization")
+    ps.add_argument("--C", type=number_list, default=None, help="compute time (cycles)")
+    ps.add_argument("--nodes", type=int_list, default=None, help="number of nodes")
+    for name in _CLI_FIELDS[3:-1]:
+        ps.add_argument(f"--{name.replace('_', '-')}", dest=name, type=number_list, default=None,
+                        help=f"{name} (cycles)" if name != "handler_cs2" else "handler SCV")
+    add_common(ps)
+    ps.set_defaults(func=_cli_run)
+
+
+def _cli_run(args: Any) -> str:
+    from models._cli import emit
+    from mva.table import Table, grid_points
+
+    base = dict(PRESETS[args.preset])
+    grid: dict[str, Any] = {"p": args.p}
+    if args.C is not None and args.U is not None:
+        raise ValueError("give --U or --C, not both")
+    if args.C is None:
+        grid["U"] = args.U if args.U is not None else [0.3, 0.7]
+    else:
+        grid["C"] = args.C
+    for name in _CLI_FIELDS[3:]:
+        v = getattr(args, name, None)
+        if v is not None:
+            grid[name] = v
+    shown = [k for k, v in grid.items() if len(v) > 1 or k in ("p", "U", "C")]
+    pts = grid_points(grid)
+    kw = {**base, **pts}
+    prm = PolicyParams(**kw)
+    cols: dict[str, Any] = {k: pts[k] for k in shown}
+    if args.policy == "compare":
+        c = compare(prm)
+        cols.update({
+            "X_fixed": np.atleast_1d(c.fixed.throughput) * 1e3,
+            "X_floating": np.atleast_1d(c.floating.throughput) * 1e3,
+            "X_single": np.atleast_1d(c.single.throughput) * 1e3,
+            "U_pp_fixed": c.fixed.pp_utilization, "U_pp_floating": c.floating.pp_utilization,
+            "P_int_floating": c.floating.interrupt_probability,
+            "floating/fixed": c.floating_over_fixed, "single/fixed": c.single_over_fixed})
+        title = f"Floating and Single against Fixed ({args.preset}); X in requests per 1000 cycles"
+    else:
+        r = solve(prm, args.policy)
+        cols.update({"cycle_time": r.cycle_time, "X_per_kcycle": np.atleast_1d(r.throughput) * 1e3,
+                     "U_pp": r.pp_utilization, "P_int": r.interrupt_probability,
+                     "exec_time_ms": np.atleast_1d(r.execution_time_s) * 1e3,
+                     "saturated": r.saturated})
+        title = f"{args.policy} policy ({args.preset})"
+    n = len(pts["p"])
+    data = {k: np.broadcast_to(np.asarray(v), (n,)) for k, v in cols.items()}
+    fmts = {k: ".4g" for k in data}
+    return emit(Table(columns=tuple(data), data=data, title=title, formats=fmts), args)

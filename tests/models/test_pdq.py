@@ -1,0 +1,227 @@
+"""Tests of models.pdq: PDQ against static partitioning and spin-locks (paper 001)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from mva.errors import SaturationError
+from mva.open import mm1, mmc
+from models.pdq import (DISCIPLINES, TABLE_1_SYSTEMS, PDQParams, compare, key_probabilities,
+                        occupancies, preset, round_trip, solve)
+
+# ---------------------------------------------------------------------------
+# Table 1 of 001
+# ---------------------------------------------------------------------------
+
+
+def test_table_1_round_trips():
+    # 001 Table 1 totals (400-MHz cycles)
+    assert [round_trip(s) for s in TABLE_1_SYSTEMS] == [440, 584, 1164]
+
+
+def test_table_1_occupancy_growth_matches_text():
+    # 001 section 5.1: request/response occupancies grow by 315% (S-COMA -> Hurricane);
+    # round trip by 33% (Hurricane) and 165% (Hurricane-1).
+    rr = {s: occupancies(s)["request"] + occupancies(s)["response"] for s in TABLE_1_SYSTEMS}
+    assert rr["Hurricane"] / rr["S-COMA"] - 1 == pytest.approx(3.15, abs=0.005)
+    assert round_trip("Hurricane") / round_trip("S-COMA") - 1 == pytest.approx(0.33, abs=0.005)
+    assert round_trip("Hurricane-1") / round_trip("S-COMA") - 1 == pytest.approx(1.65, abs=0.005)
+
+
+def test_presets():
+    assert preset("s-coma").S == pytest.approx((12 + 145 + 15) / 3)
+    assert preset("hurricane").S == pytest.approx((52 + 204 + 60) / 3)
+    m = preset("hurricane-1-mult")
+    assert m.multiplexed and m.k == 8 and m.O_int == 200.0 and m.clock_hz == 400e6
+
+
+# ---------------------------------------------------------------------------
+# exact special cases, checked against the mva engine
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 8])
+def test_all_nosync_is_mmc(k):
+    prm = PDQParams(k=k, load=0.8, S=50.0, f_nosync=1.0)
+    r = solve(prm, "shared")
+    assert r.response_time == pytest.approx(mmc(prm.rate, 50.0, k).response_time, rel=1e-9)
+    sp = solve(prm, "spinlock")        # no keys -> no locks
+    assert sp.response_time == pytest.approx(r.response_time, rel=1e-9)
+
+
+def test_one_key_is_serial_mm1():
+    prm = PDQParams(k=4, arrival_rate=0.006, S=100.0, n_keys=1)
+    r = solve(prm, "shared")
+    assert r.response_time == pytest.approx(mm1(0.006, 100.0).response_time, rel=1e-9)
+    assert r.conflict_probability == pytest.approx(0.6)      # P(key present) = rho
+    assert r.busy_processors == pytest.approx(0.6)
+
+
+def test_one_processor_all_disciplines_are_mm1_without_lock_overhead():
+    prm = PDQParams(k=1, load=0.7, S=100.0, n_keys=32, key_skew=0.8, o_lock=0.0)
+    ref = mm1(0.007, 100.0).response_time
+    for d in DISCIPLINES:
+        assert solve(prm, d).response_time == pytest.approx(ref, rel=1e-9)
+
+
+def test_partitioned_equal_loads_is_independent_mm1():
+    prm = PDQParams(k=4, load=0.5, S=100.0, n_keys=64)
+    r = solve(prm, "partitioned")
+    assert r.response_time == pytest.approx(mm1(0.005, 100.0).response_time)
+
+
+def test_cs2_factor_matches_mg1_for_partitions():
+    from mva.open import mg1
+
+    prm = PDQParams(k=2, load=0.6, S=100.0, n_keys=2, cs2=0.0)
+    r = solve(prm, "partitioned")
+    assert r.response_time == pytest.approx(mg1(0.006, 100.0, 0.0).response_time)
+
+
+# ---------------------------------------------------------------------------
+# property: one shared queue never does worse than static partitioning
+# ---------------------------------------------------------------------------
+
+pdq_st = st.builds(
+    dict,
+    k=st.integers(1, 12),
+    load=st.floats(0.01, 0.98),
+    S=st.floats(1.0, 2000.0),
+    cs2=st.floats(0.0, 3.0),
+    n_keys=st.integers(1, 3000),
+    key_skew=st.floats(0.0, 2.5),
+    f_sequential=st.floats(0.0, 0.2),
+    f_nosync=st.floats(0.0, 1.0),
+    multiplexed=st.booleans(),
+    compute_utilization=st.floats(0.0, 0.95),
+)
+
+
+@given(pdq_st)
+def test_shared_queue_never_worse_than_static_partitioning(kw):
+    assume(kw["f_sequential"] + kw["f_nosync"] <= 1.0)
+    prm = PDQParams(**kw)
+    sh = solve(prm, "shared")
+    pt = solve(prm, "partitioned")
+    if not pt.saturated:
+        assert not sh.saturated
+        assert sh.response_time <= pt.response_time * (1 + 1e-9)
+        assert sh.mean_in_system <= pt.mean_in_system * (1 + 1e-9)
+    if sh.saturated:
+        assert pt.saturated
+
+
+@given(pdq_st, st.sampled_from(DISCIPLINES))
+def test_invariants(kw, d):
+    assume(kw["f_sequential"] + kw["f_nosync"] <= 1.0)
+    prm = PDQParams(**kw)
+    r = solve(prm, d)
+    if r.saturated:
+        assert r.bottleneck in ("processors", "key", "partition", "lock")
+        assert np.isnan(r.response_time)
+        with pytest.raises(SaturationError):
+            solve(prm, d, on_saturation="raise")
+    else:
+        assert r.bottleneck == ""
+        assert r.response_time >= prm.S * (1 - 1e-9)
+        assert r.waiting_time >= -1e-9 * r.response_time
+        assert 0.0 <= r.utilization <= 1.0 + 1e-9
+        assert 0.0 <= r.conflict_probability <= 1.0 + 1e-9
+        assert r.mean_in_system == pytest.approx(r.throughput * r.response_time)   # Little
+        assert r.throughput == pytest.approx(prm.rate)
+
+
+@given(st.integers(2, 8), st.floats(0.05, 0.9), st.integers(1, 500))
+def test_shared_response_grows_with_load_and_falls_with_keys(k, load, K):
+    lo = solve(PDQParams(k=k, load=load * 0.9, S=100.0, n_keys=K), "shared")
+    hi = solve(PDQParams(k=k, load=load, S=100.0, n_keys=K), "shared")
+    assume(not hi.saturated)
+    assert hi.response_time >= lo.response_time - 1e-9
+    more = solve(PDQParams(k=k, load=load, S=100.0, n_keys=2 * K), "shared")
+    assert more.response_time <= hi.response_time + 1e-9
+
+
+def test_spin_locks_cost_overhead_and_busy_waiting():
+    # 001 section 3: locks add overhead and busy-waiting; PDQ avoids both
+    base = dict(k=4, load=0.3, S=100.0, n_keys=16, key_skew=1.0)
+    sh = solve(PDQParams(**base), "shared")
+    no_lock = solve(PDQParams(**base, o_lock=0.0), "spinlock")
+    lock = solve(PDQParams(**base, o_lock=70.0), "spinlock")
+    assert lock.response_time > no_lock.response_time > sh.response_time
+    assert lock.conflict_probability > 0
+
+
+def test_skew_hurts_partitioning_more_than_pdq():
+    # 001 section 1 / Michael et al.: static partitioning suffers from load imbalance
+    c0 = compare(PDQParams(k=4, load=0.6, S=100.0, n_keys=256, key_skew=0.0))
+    c1 = compare(PDQParams(k=4, load=0.6, S=100.0, n_keys=256, key_skew=1.0))
+    assert c1.partitioned_over_shared > c0.partitioned_over_shared > 1.0
+
+
+def test_sequential_key_slows_everyone():
+    a = solve(PDQParams(k=4, load=0.5, S=100.0, n_keys=256), "shared")
+    b = solve(PDQParams(k=4, load=0.5, S=100.0, n_keys=256, f_sequential=0.05), "shared")
+    assert b.response_time > a.response_time
+
+
+def test_hot_key_saturation_named():
+    prm = PDQParams(k=8, arrival_rate=0.02, S=100.0, n_keys=4, key_skew=3.0)
+    r = solve(prm, "shared")
+    assert r.saturated and r.bottleneck == "key"
+    with pytest.raises(SaturationError, match="key"):
+        solve(prm, "shared", on_saturation="raise")
+
+
+def test_multiplexed_processors():
+    # Hurricane-1 Mult: idle SMP processors; more compute -> fewer available processors
+    base = preset("hurricane-1-mult", arrival_rate=0.004)
+    lo = solve(base, "shared")
+    hi = solve(PDQParams(**{**base.to_dict(), "compute_utilization": 0.65}), "shared")
+    assert lo.available_processors == pytest.approx(8 * 0.5 + 0.5 ** 8)
+    assert hi.response_time > lo.response_time
+    ded = solve(preset("hurricane-1", k=8, arrival_rate=0.004), "shared")
+    assert ded.response_time < lo.response_time   # dedicated: no scheduling overhead
+
+
+def test_vectorised_and_scalars():
+    k = np.array([1, 2, 4, 8])
+    r = solve(PDQParams(k=k, load=0.6, S=100.0, n_keys=64), "shared")
+    assert r.response_time.shape == (4,)
+    for i, kv in enumerate(k):
+        s = solve(PDQParams(k=int(kv), load=0.6, S=100.0, n_keys=64), "shared")
+        assert isinstance(s.response_time, float) and isinstance(s.saturated, bool)
+        assert s.response_time == pytest.approx(r.response_time[i])
+
+
+def test_key_probabilities():
+    p = key_probabilities(100, 1.2)
+    assert p.sum() == pytest.approx(1.0) and np.all(np.diff(p) <= 0)
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="exactly one of arrival_rate"):
+        PDQParams(k=2)
+    with pytest.raises(ValueError, match="f_sequential \\+ f_nosync"):
+        PDQParams(k=2, load=0.5, f_sequential=0.6, f_nosync=0.6)
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        PDQParams(k=0, load=0.5)
+    with pytest.raises(ValueError, match="discipline must be one of"):
+        solve(PDQParams(k=2, load=0.5), "fifo")
+    with pytest.raises(ValueError, match="system must be one of"):
+        round_trip("Typhoon")
+
+
+def test_cli_pdq():
+    from models.cli import main
+
+    for fmt in ("md", "rst", "latex", "csv", "html"):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert main(["pdq", "--k", "1,2,4", "--preset", "hurricane", "-f", fmt]) == 0
+        assert "R_shared" in buf.getvalue().replace("\\_", "_")

@@ -1,0 +1,273 @@
+"""Tests of models.policy: the paper's findings (000) and model invariants."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from models import policy
+from models.cost import policy_cost
+from models.policy import POLICIES, PolicyParams, compare, preset, solve
+
+# ---------------------------------------------------------------------------
+# presets (000)
+# ---------------------------------------------------------------------------
+
+
+def test_presets_reproduce_published_round_trips():
+    # 000 section 5: L_min = 3 us (null-handler) and 8 us (fetch-block) at 200 MHz;
+    # section 6: 900-cycle (4.5 us) Stache round trip with handlers 125/140/140.
+    assert preset("null-handler").L_min == 600.0
+    assert preset("fetch-block").L_min == 1600.0
+    st_ = preset("stache")
+    assert st_.L_min == 900.0
+    assert (st_.o_req, st_.o_reply, st_.o_resp) == (125.0, 140.0, 140.0)
+    for name in policy.PRESETS:
+        prm = preset(name)
+        assert prm.L == 100.0 and prm.O_int == 200.0 and prm.clock_hz == 200e6
+        assert prm.L_min / prm.clock_hz * 1e6 == pytest.approx({"null-handler": 3.0,
+                                                                "fetch-block": 8.0,
+                                                                "stache": 4.5}[name])
+
+
+def test_u_to_c_mapping():
+    prm = preset("null-handler", U=0.3)
+    C = prm.compute_time
+    assert C / (C + prm.L_min) == pytest.approx(0.3)
+    assert prm.compute_utilization == pytest.approx(0.3)
+    assert PolicyParams(C=250.0).compute_time == 250.0
+
+
+# ---------------------------------------------------------------------------
+# the five findings of 000 (issue 4), with the paper's parameters
+# ---------------------------------------------------------------------------
+
+
+def test_finding_1_floating_beats_fixed_two_processors_high_utilization():
+    # 000 Figure 3 (left): null-handler, O_int = 200 cycles, two processors per node.
+    c = compare(preset("null-handler", p=2, U=0.7, O_int=200))
+    assert c.floating_over_fixed < 0.8
+    # and more so as compute-utilization grows (the extra compute processor pays off)
+    U = np.array([0.3, 0.5, 0.7, 0.9])
+    r = compare(preset("null-handler", p=2, U=U, O_int=200)).floating_over_fixed
+    assert np.all(np.diff(r) < 0)
+
+
+@pytest.mark.parametrize("U", [0.1, 0.2, 0.3])
+def test_finding_2_single_over_fixed_high_for_communication_intensive_work(U):
+    # 000 Figure 3: Single/Fixed (two-processor Fixed) > 1 at small U, much higher for
+    # O_int = 2000 than 200 cycles.
+    lo = compare(preset("null-handler", p=2, U=U, O_int=200)).single_over_fixed
+    hi = compare(preset("null-handler", p=2, U=U, O_int=2000)).single_over_fixed
+    assert lo > 1.2
+    assert hi > lo
+    assert hi - 1.0 >= 1.5 * (lo - 1.0)
+
+
+def test_finding_2_communication_bound_single_takes_few_interrupts():
+    # 000: "when the program becomes communication-bound (C << L_min), the compute
+    # processor in Single becomes idle and acts like a protocol processor".
+    U = np.array([0.001, 0.01, 0.1, 0.3])
+    r = solve(preset("null-handler", U=U, O_int=2000), "single")
+    assert np.all(np.diff(r.interrupt_probability) > 0)
+    assert r.interrupt_probability[0] < 0.01
+
+
+@pytest.mark.parametrize("p", [4, 5, 6, 8])
+def test_finding_3_fixed_beats_floating_with_four_or_more_processors(p):
+    # 000 Figure 4 (left): null-handler, O_int = 200, U = 0.3.
+    c = compare(preset("null-handler", p=p, U=0.3, O_int=200))
+    assert c.floating_over_fixed > 1.3
+
+
+def test_finding_4_saturation_advantage_null_vs_fetch_block():
+    # 000 section 5: at protocol-processor saturation Fixed "nearly doubles" Floating's
+    # performance for null-handler, but improves fetch-block "only by 20%".
+    kw = dict(p=8, U=0.05, O_int=200)
+    null = compare(preset("null-handler", **kw))
+    fetch = compare(preset("fetch-block", **kw))
+    for r in (null.fixed, null.floating, fetch.fixed, fetch.floating):
+        assert r.pp_utilization > 0.9          # protocol processor (nearly) saturated
+    assert 1.8 <= null.floating_over_fixed <= 2.1
+    assert 1.1 <= fetch.floating_over_fixed <= 1.3       # model: 1.245 (paper: about 1.2)
+    assert null.floating_over_fixed - 1 > 3 * (fetch.floating_over_fixed - 1)
+    # and the ratio is the ratio of protocol-processor demands (both saturated)
+    assert null.floating_over_fixed == pytest.approx(
+        null.floating.pp_demand / null.fixed.pp_demand, rel=0.03)
+
+
+@pytest.mark.parametrize("U", [0.3, 0.7])
+def test_finding_5_most_cost_effective_policy(U):
+    # 000 Figure 5: processors at 30% of a uniprocessor node; null-handler reaches its
+    # minimum cost-performance under Fixed, fetch-block under Floating.
+    assert policy_cost(preset("null-handler", U=U)).most_cost_effective_policy == "fixed"
+    assert policy_cost(preset("fetch-block", U=U)).most_cost_effective_policy == "floating"
+
+
+def test_finding_5_dedicated_protocol_processor_cost_effectiveness():
+    # 000 Figure 5: adding a dedicated protocol processor to a uniprocessor node (Fixed,
+    # p = 2) is cost-effective for null-handler at U = 0.3 and 0.7, not for fetch-block.
+    cp = {}
+    for name in ("null-handler", "fetch-block"):
+        for U in (0.3, 0.7):
+            r = policy_cost(preset(name, U=U), p=[2])
+            cp[name, U] = float(r.policies["fixed"].cost_performance[0])
+    assert cp["null-handler", 0.3] < 0.95
+    assert cp["fetch-block", 0.3] > 1.05 and cp["fetch-block", 0.7] > 1.05
+    # Documented disagreement (docs/models/policy.rst, "Findings"): at U = 0.7 the
+    # model's speedup of Fixed(2) over Single is 1.288 < 1.3, so cost-performance is
+    # just above 1 (the paper has it below 1).  Pinned so that a change is noticed.
+    assert 1.0 < cp["null-handler", 0.7] < 1.03
+
+
+def test_fetch_block_floating_keeps_advantage_at_low_utilization():
+    # 000 section 5: "Unlike the null-handler protocol, the Floating policy maintains its
+    # advantage over Fixed even at low compute-utilizations" (two processors).
+    U = np.array([0.05, 0.1, 0.3])
+    assert np.all(compare(preset("fetch-block", p=2, U=U)).floating_over_fixed < 0.95)
+    assert np.all(compare(preset("null-handler", p=2, U=U[:1])).floating_over_fixed > 1.0)
+
+
+# ---------------------------------------------------------------------------
+# invariants
+# ---------------------------------------------------------------------------
+
+params_st = st.builds(
+    dict,
+    p=st.integers(2, 12),
+    nodes=st.integers(2, 16),
+    U=st.floats(0.0, 0.97),
+    o_req=st.floats(10, 2000), o_reply=st.floats(10, 2000), o_resp=st.floats(10, 2000),
+    L=st.floats(0, 1000), O_int=st.floats(0, 5000), o_direct=st.floats(0, 500),
+    o_indirect=st.floats(0, 500), t_transfer=st.floats(0, 500), t_extra=st.floats(0, 500),
+    handler_cs2=st.floats(0, 2),
+)
+
+
+@given(params_st, st.sampled_from(POLICIES))
+def test_bounds_and_littles_law(kw, pol):
+    prm = PolicyParams(**kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = solve(prm, pol)
+    assert r.converged
+    assert 0.0 <= r.pp_utilization <= 1.0 + 1e-9
+    assert 0.0 <= r.interrupt_probability <= r.all_busy_probability <= 1.0
+    assert r.throughput <= r.throughput_bound * (1 + 1e-6)
+    n_c = {"fixed": kw["p"] - 1, "floating": kw["p"], "single": 1}[pol]
+    assert r.compute_processors == n_c
+    # Little's law over the thread cycle and over the protocol processor
+    assert r.throughput * r.cycle_time == pytest.approx(n_c)
+    assert r.pp_utilization == pytest.approx(r.throughput * r.pp_demand)
+    assert r.cycle_time == pytest.approx(r.compute_residence + r.round_trip)
+    # a request cycle takes at least the zero-load time
+    assert r.round_trip >= min(prm.o_req + prm.o_reply + prm.o_resp, prm.L_min) + 2 * prm.L - 1e-6
+    assert r.execution_time == pytest.approx(prm.iterations / r.throughput)
+
+
+@given(params_st)
+def test_fixed_throughput_grows_and_cycle_time_grows_with_processors(kw):
+    prm = PolicyParams(**{**kw, "p": np.arange(2, 10)})
+    r = solve(prm, "fixed")
+    assert np.all(np.diff(r.throughput) >= -1e-9 * r.throughput[1:])
+    assert np.all(np.diff(r.cycle_time) >= -1e-6)
+
+
+@given(params_st)
+def test_interrupt_overhead_only_hurts_floating(kw):
+    lo = solve(PolicyParams(**{**kw, "O_int": 0.0}), "floating")
+    hi = solve(PolicyParams(**{**kw, "O_int": 2000.0}), "floating")
+    assert hi.throughput <= lo.throughput * (1 + 1e-9)
+    f0 = solve(PolicyParams(**{**kw, "O_int": 0.0}), "fixed")
+    f1 = solve(PolicyParams(**{**kw, "O_int": 2000.0}), "fixed")
+    assert f0.throughput == f1.throughput
+
+
+def test_fixed_zero_load_round_trip_is_L_min():
+    # one thread per node on two nodes, no computation overlap to speak of: the
+    # round trip is L_min plus the small chance of meeting the other node's reply
+    r = solve(preset("null-handler", p=2, C=1e7), "fixed")
+    assert r.round_trip == pytest.approx(600.0, rel=1e-3)
+
+
+def test_single_ignores_p_and_floating_with_one_processor_is_single():
+    a = solve(preset("null-handler", p=np.array([2, 3, 7]), U=0.4), "single")
+    assert np.allclose(a.throughput, a.throughput[0])
+    b = solve(preset("null-handler", p=1, U=0.4), "floating")
+    assert b.throughput == pytest.approx(a.throughput[0])
+
+
+def test_vectorised_matches_scalar_and_scalars_out():
+    U = np.array([0.1, 0.5, 0.9])
+    p = np.array([[2], [4]])
+    r = solve(preset("fetch-block", p=p, U=U), "floating")
+    assert r.throughput.shape == (2, 3)
+    for i, pv in enumerate((2, 4)):
+        for j, u in enumerate(U):
+            s = solve(preset("fetch-block", p=pv, U=float(u)), "floating")
+            assert isinstance(s.throughput, float) and isinstance(s.saturated, bool)
+            assert s.throughput == pytest.approx(r.throughput[i, j], rel=1e-8)
+
+
+def test_validation_errors():
+    with pytest.raises(ValueError, match="exactly one of C"):
+        PolicyParams()
+    with pytest.raises(ValueError, match="exactly one of C"):
+        PolicyParams(C=1.0, U=0.5)
+    with pytest.raises(ValueError, match=r"U must lie in \[0, 1\)"):
+        PolicyParams(U=1.0)
+    with pytest.raises(ValueError, match="nodes must be >= 2"):
+        PolicyParams(U=0.5, nodes=1)
+    with pytest.raises(ValueError, match="O_int must be finite and >= 0"):
+        PolicyParams(U=0.5, O_int=-1)
+    with pytest.raises(ValueError, match="p must be >= 2 for policy 'fixed'"):
+        solve(PolicyParams(U=0.5, p=1), "fixed")
+    with pytest.raises(ValueError, match="policy must be one of"):
+        solve(PolicyParams(U=0.5), "dedicated")
+    with pytest.raises(ValueError, match="unknown keyword"):
+        solve(PolicyParams(U=0.5), "fixed", tolerance=1e-3)
+
+
+def test_non_convergence_is_reported():
+    from mva.errors import ConvergenceError, ConvergenceWarning
+
+    prm = preset("null-handler", p=4, U=0.3)
+    with pytest.warns(ConvergenceWarning):
+        r = solve(prm, "floating", max_iter=2, damping=0.01, tol=1e-15, fallback=False)
+    assert not r.converged
+    with pytest.raises(ConvergenceError):
+        solve(prm, "floating", max_iter=2, damping=0.01, tol=1e-15, fallback=False,
+              on_fail="raise")
+
+
+def test_result_to_dict_and_frame():
+    r = solve(preset("null-handler", p=np.array([2, 3]), U=0.3), "fixed")
+    d = r.to_dict()
+    assert d["policy"] == "fixed" and len(d["throughput"]) == 2
+    try:
+        frame = r.to_frame()
+    except ImportError as exc:
+        assert "pandas" in str(exc)
+    else:
+        assert list(frame["throughput"]) == pytest.approx(list(r.throughput))
+
+
+def test_cli_policy_formats():
+    from models.cli import main
+    import contextlib
+    import io
+
+    for fmt in ("md", "rst", "latex", "csv", "html"):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert main(["policy", "--p", "2,4", "--U", "0.3", "--format", fmt]) == 0
+        out = buf.getvalue()
+        assert "floating/fixed" in out.replace("\\_", "_")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        main(["policy", "--policy", "single", "--preset", "stache", "--U", "0.5", "-f", "csv"])
+    assert buf.getvalue().startswith("p,U,cycle_time")
