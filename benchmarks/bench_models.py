@@ -1,0 +1,134 @@
+"""Speed of the INI thesis model (and LoPC) on a 10^6-point grid.
+
+Run:  python benchmarks/bench_models.py [--points 1000000] [--sample 5000]
+
+Prints, in one run:
+
+* the one-time cost of the symbolic reduction (SymPy elimination + lambdify),
+* points/s of ``models.ini.solve(method="thesis")`` on a 10^6-point grid,
+  both as an open mesh (parameters broadcast against each other) and as flat,
+  fully materialised parameter arrays,
+* points/s of a per-point ``scipy.optimize.brentq`` loop on the same ten
+  equations (6.1-6.10), timed on a random subsample of the grid and
+  extrapolated linearly to the whole grid (stated in the output),
+* the largest relative difference between the two on the subsample,
+* the same grid timing for the LoPC ``"lopc"`` method.
+
+Everything runs on one core: NumPy's element-wise kernels are single-threaded,
+and the BLAS thread pools are pinned to one thread below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import numpy as np  # noqa: E402
+
+
+def brentq_point(N: float, W: float, o: float, l: float, O: float, L: float) -> float:
+    """R from the ten published equations by scipy's brentq (one point)."""
+    from scipy.optimize import brentq
+
+    def f(R: float) -> float:
+        lam = 1.0 / R                                   # 6.2
+        U_q = o / R                                     # 6.10
+        R_q = (o + o * lam * o) / (1.0 - o * lam - (o * lam) ** 2)   # 6.3, 6.4, 6.6, 6.7
+        R_y = o * (1.0 + lam * R_q)
+        Q_q = lam * R_q
+        R_o = O / (1.0 - 4.0 * N * lam * O)             # 6.5, 6.8
+        R_w = (W + o * Q_q) / (1.0 - U_q)               # 6.9
+        return R_w + 2 * l + R_q + 2 * L + 4 * R_o + R_y - R   # 6.1
+
+    lo = max(4.0 * N * O, o * (1 + math.sqrt(5)) / 2) * (1 + 1e-12) + 1e-9
+    return brentq(f, lo, 1e13, xtol=1e-300, rtol=1e-13, maxiter=500)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--points", type=int, default=1_000_000)
+    ap.add_argument("--sample", type=int, default=5000,
+                    help="points timed with the brentq loop (then extrapolated)")
+    ap.add_argument("--repeat", type=int, default=3, help="grid timings: best of")
+    args = ap.parse_args(argv)
+
+    from models import ini, lopc
+
+    n = args.points
+    print(f"INI thesis model (equations 6.1-6.10), grid of {n:,} points, one core")
+
+    t = time.perf_counter()
+    ini.solve(N=2.0, W=1.0, o=1.0, O=1.0)     # SymPy reduction + lambdify (cached)
+    setup = time.perf_counter() - t
+    print(f"  one-time symbolic reduction + lambdify:       {setup:8.3f} s")
+
+    # open mesh: 10 N x 100 W x 100 O x 10 o = 10^6 points (broadcast)
+    N = np.linspace(1, 64, 10)[:, None, None, None]
+    W = np.linspace(0, 1e5, 100)[None, :, None, None]
+    O = np.linspace(100, 5000, 100)[None, None, :, None]
+    o = np.linspace(0, 2000, max(1, n // 100_000))[None, None, None, :]
+    mesh = dict(N=N, W=W, O=O, o=o, l=50.0, L=200.0)
+    size = int(np.broadcast(N, W, O, o).size)
+    best = math.inf
+    for _ in range(args.repeat):
+        t = time.perf_counter()
+        r = ini.solve(**mesh)
+        best = min(best, time.perf_counter() - t)
+    assert np.all(r.converged) and np.shape(r.R) == np.broadcast(N, W, O, o).shape
+    print(f"  open-mesh grid ({size:,} points):             {best:8.3f} s  "
+          f"= {size / best:12,.0f} points/s")
+
+    rng = np.random.default_rng(12345)
+    flat = dict(N=rng.uniform(1, 64, n), W=rng.uniform(0, 1e5, n), o=rng.uniform(0, 2000, n),
+                l=rng.uniform(0, 500, n), O=rng.uniform(100, 5000, n),
+                L=rng.uniform(0, 2000, n))
+    best_flat = math.inf
+    for _ in range(args.repeat):
+        t = time.perf_counter()
+        rf = ini.solve(**flat)
+        best_flat = min(best_flat, time.perf_counter() - t)
+    assert np.all(rf.converged)
+    print(f"  flat random grid ({n:,} points, 6 arrays):  {best_flat:8.3f} s  "
+          f"= {n / best_flat:12,.0f} points/s")
+
+    m = min(args.sample, n)
+    idx = rng.choice(n, size=m, replace=False)
+    t = time.perf_counter()
+    ref = np.array([brentq_point(*(float(flat[p][i]) for p in ("N", "W", "o", "l", "O", "L")))
+                    for i in idx])
+    loop = time.perf_counter() - t
+    rate = m / loop
+    print(f"  per-point brentq loop: {m:,} points timed in {loop:.3f} s "
+          f"= {rate:12,.0f} points/s")
+    print(f"    -> extrapolated to the whole grid (linear in points): {n / rate:8.1f} s")
+    rel = np.max(np.abs(np.asarray(rf.R)[idx] - ref) / ref)
+    print(f"  largest relative difference grid vs brentq on the sample: {rel:.2e}")
+    speedup = (n / best_flat) / rate
+    print(f"  speed-up of the vectorised grid over the loop: {speedup:8.0f}x"
+          f"  (target: whole grid <= 1 s -> {'met' if best_flat <= 1.0 else 'NOT met'} "
+          f"for the flat grid, {'met' if best <= 1.0 else 'NOT met'} for the mesh)")
+
+    # LoPC on the same number of points
+    lp = dict(P=16, W=rng.uniform(0, 1e5, n), o=rng.uniform(0, 2000, n), L=rng.uniform(0, 2000, n))
+    lopc.solve(P=16, W=1.0, o=1.0, L=1.0)
+    best_l = math.inf
+    for _ in range(args.repeat):
+        t = time.perf_counter()
+        rl = lopc.solve(**lp)
+        best_l = min(best_l, time.perf_counter() - t)
+    assert np.all(rl.converged)
+    print(f"LoPC 'lopc' method, flat random grid ({n:,} points): {best_l:8.3f} s  "
+          f"= {n / best_l:12,.0f} points/s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

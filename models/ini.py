@@ -1,0 +1,1075 @@
+"""Two-level contention model of clusters served by intelligent network interfaces (INIs).
+
+Jiang's thesis (004, chapter 6) extends LoPC to a clustered multiprocessor:
+every processing element (PE) runs one thread that computes for ``W``, sends
+an inter-cluster request and blocks for the reply.  The request crosses the
+intra-cluster network (latency ``l``), is processed by an INI of the sending
+cluster (overhead ``O``), crosses the inter-cluster network (``L``), is
+processed by an INI of the destination cluster (``O``), crosses the
+destination's intra-cluster network (``l``) and interrupts the destination PE,
+whose request handler costs ``o``; the reply takes the mirror path back and is
+handled on the requesting PE (``o``).  ``N`` PEs share one INI.
+
+Methods
+-------
+``"thesis"``
+    Equations 6.1--6.10 of the thesis exactly as published, reduced with SymPy
+    (:mod:`mva.symbolic`) to one polynomial equation in ``lambda`` and solved
+    on the whole grid at once by :func:`mva.fixedpoint.bracketed_root`.
+``"exact"``, ``"linearizer"``, ``"schweitzer"``
+    The same machine as a closed multichain queueing network (one chain per
+    PE thread, preemptive-priority handlers by BKT, FCFS INIs) solved by the
+    :mod:`mva` engine, so that the arrival theorem replaces the thesis's
+    arrival-instant approximation.
+
+Cluster configurations (``S`` PEs and ``K`` INIs per cluster) and three
+dispatch disciplines -- ``"static"``, ``"round_robin"`` and ``"shared"`` --
+are described in :class:`INIParams`.  Presets: :data:`FIGURE_6_3`,
+:data:`TABLE_5_1`, :data:`TABLE_5_2` and :func:`ini_overhead`.
+
+References
+----------
+* X. Jiang, "A Scalable Parallel Inter-Cluster Communication System for
+  Clustered Multiprocessors", MS thesis, MIT, 1997, chapters 5 and 6.
+* M. I. Frank, A. Agarwal and M. K. Vernon, "LoPC: Modeling Contention in
+  Parallel Algorithms", PPoPP 1997.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Mapping
+
+import numpy as np
+
+from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
+                           check_positive, scalar_or_array)
+
+__all__ = [
+    "INIParams",
+    "INIResult",
+    "solve",
+    "METHODS",
+    "DISPATCH",
+    "FIGURE_6_3",
+    "TABLE_5_1",
+    "TABLE_5_2",
+    "MTU_BYTES",
+    "ini_overhead",
+    "thesis_system",
+    "reduced_equation",
+    "q_o_bound",
+    "round_robin_arrival_scv",
+    "register_cli",
+]
+
+#: solution methods accepted by :func:`solve`
+METHODS = ("thesis", "exact", "linearizer", "schweitzer")
+
+#: INI dispatch disciplines of :class:`INIParams`
+DISPATCH = ("static", "round_robin", "shared")
+
+_NUMERIC = ("N", "W", "o", "l", "O", "L", "cs2_o", "cs2_O")
+
+
+# ---------------------------------------------------------------------------
+# parameters and result
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class INIParams:
+    """Parameters of the two-level INI model (thesis Table 6.1, plus clusters).
+
+    Every numeric field may be a NumPy array; fields broadcast together.
+
+    Parameters
+    ----------
+    N : float or array, optional
+        PEs per INI node (the thesis's only configuration parameter), > 0.
+        Give either ``N`` or ``S``; with ``S``, ``N = S / K``.
+    W : float or array
+        Mean compute time between blocking requests (cycles), >= 0.
+    o : float or array
+        Mean message-handler overhead at a PE (cycles), >= 0.
+    l : float or array, default 0
+        Intra-cluster network latency (cycles), >= 0.
+    O : float or array
+        Mean message-processing overhead at an INI (cycles), >= 0.
+    L : float or array, default 0
+        Inter-cluster network latency (cycles), >= 0.
+    cs2_o : float or array, default 1
+        Squared coefficient of variation of the PE handler time (1 exponential,
+        0 deterministic), >= 0.
+    cs2_O : float or array, default 1
+        Squared coefficient of variation of the INI service time, >= 0.
+    S : int or array, optional
+        PEs per cluster (integer >= 1).  Default ``N * K`` when ``N * K`` is
+        an integer.
+    K : int or array, default 1
+        INI nodes per cluster (integer >= 1).
+    clusters : int, default 2
+        Number of clusters (integer >= 2).  The thesis equations do not depend
+        on it; the queueing-network methods build this many clusters.
+    dispatch : {"static", "round_robin", "shared"}, default "static"
+        How a cluster's messages are spread over its ``K`` INIs:
+
+        * ``"static"`` -- each PE is bound to one INI (``N = S / K`` PEs per
+          INI); its outgoing requests and incoming replies use that INI, and
+          messages to a PE arrive through the destination PE's INI.  When
+          ``K`` does not divide ``S`` the network methods bind PE ``j`` to
+          INI ``j mod K`` (unequal INIs, results averaged over INIs) while
+          the thesis method uses the mean ``N = S / K``;
+        * ``"round_robin"`` -- each PE sends its successive messages to the
+          ``K`` INIs in turn.  The mean load per INI is that of static or
+          random splitting, but the arrival stream is more regular (see
+          :func:`round_robin_arrival_scv`);
+        * ``"shared"`` -- one queue per cluster served by whichever of the
+          ``K`` INIs is idle: a ``K``-server station.
+
+    Notes
+    -----
+    Validation raises :class:`ValueError` naming the parameter.  A
+    contention-free round trip ``W + 2l + 2L + 2o + 4O`` of zero is rejected
+    (the cycle rate would be infinite).
+
+    Examples
+    --------
+    >>> p = INIParams(N=4, W=41789, o=742, O=2336)
+    >>> p.S, p.K
+    (4, 1)
+    >>> INIParams(S=8, K=2, W=1000, o=10, O=100).N
+    4.0
+    """
+
+    N: Any = None
+    W: Any
+    o: Any
+    l: Any = 0.0  # noqa: E741 - the thesis's symbol
+    O: Any  # noqa: E741
+    L: Any = 0.0
+    cs2_o: Any = 1.0
+    cs2_O: Any = 1.0
+    S: Any = None
+    K: Any = 1
+    clusters: int = 2
+    dispatch: str = "static"
+
+    def __post_init__(self) -> None:
+        check_choice("dispatch", self.dispatch, DISPATCH)
+        K = check_integer("K", self.K, minimum=1)
+        clusters = int(check_integer("clusters", self.clusters, minimum=2))
+        if self.N is None and self.S is None:
+            raise ValueError("give N (PEs per INI) or S (PEs per cluster); got neither")
+        if self.S is not None:
+            S = check_integer("S", self.S, minimum=1)
+            N = S / K
+            if self.N is not None:
+                Ngiven = check_positive("N", self.N)
+                if not np.allclose(Ngiven * K, S):
+                    raise ValueError(f"N must equal S / K when both are given; got N={self.N!r}, "
+                                     f"S={self.S!r}, K={self.K!r}")
+        else:
+            N = check_positive("N", self.N)
+            S_float = N * K
+            if np.all(np.isclose(S_float, np.round(S_float))):
+                S = np.round(S_float).astype(np.int64)
+            else:
+                S = None
+        W = check_nonnegative("W", self.W)
+        o = check_nonnegative("o", self.o)
+        l_ = check_nonnegative("l", self.l)
+        O = check_nonnegative("O", self.O)
+        L = check_nonnegative("L", self.L)
+        check_nonnegative("cs2_o", self.cs2_o)
+        check_nonnegative("cs2_O", self.cs2_O)
+        r0 = W + 2 * l_ + 2 * L + 2 * o + 4 * O
+        if np.any(r0 <= 0):
+            raise ValueError("W + 2l + 2L + 2o + 4O (the contention-free round trip) must be > 0; "
+                             "got 0")
+        try:
+            np.broadcast_shapes(*(np.shape(getattr(self, n)) for n in
+                                  ("W", "o", "l", "O", "L", "cs2_o", "cs2_O")),
+                                np.shape(N), np.shape(K))
+        except ValueError:
+            raise ValueError("INIParams: array parameters must broadcast together; got shapes "
+                             + ", ".join(f"{n}={np.shape(getattr(self, n))}" for n in
+                                         ("N", "W", "o", "l", "O", "L", "S", "K"))) from None
+        object.__setattr__(self, "N", scalar_or_array(N))
+        object.__setattr__(self, "S", None if S is None else
+                           (int(S) if np.ndim(S) == 0 else np.asarray(S)))
+        object.__setattr__(self, "K", int(K) if np.ndim(K) == 0 else np.asarray(K))
+        object.__setattr__(self, "clusters", clusters)
+
+    @property
+    def contention_free(self) -> Any:
+        """``W + 2l + 2L + 2o + 4O``: the round trip with no queueing (cycles)."""
+        return scalar_or_array(np.asarray(self.W, float) + 2 * np.asarray(self.l, float)
+                               + 2 * np.asarray(self.L, float) + 2 * np.asarray(self.o, float)
+                               + 4 * np.asarray(self.O, float))
+
+    def replace(self, **changes: Any) -> "INIParams":
+        """A copy with some fields changed (re-validated)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        if "S" in changes or "K" in changes:
+            d["N"] = None if "N" not in changes else changes["N"]
+        if "N" in changes and "S" not in changes:
+            d["S"] = None
+        d.update(changes)
+        return INIParams(**d)
+
+
+@dataclass(frozen=True, kw_only=True)
+class INIResult:
+    """Solution of the INI model (thesis Table 6.2 notation).
+
+    Attributes
+    ----------
+    R : float or array
+        Mean compute/request cycle time (cycles).
+    lam : float or array
+        Cycle rate of one PE, ``1 / R`` (per cycle).
+    R_w, R_q, R_y, R_o : float or array
+        Residence of the compute thread, of a request handler, of a reply
+        handler, and of one message at one INI visit (cycles).
+    Q_q, Q_y : float or array
+        Mean number of requests / replies at a PE.
+    Q_o : float or array
+        Mean number of messages at one INI (for ``"shared"``, the cluster's
+        INI population divided by ``K``).
+    U_q, U_y : float or array
+        PE utilization by request / reply handlers.
+    U_o : float or array
+        Utilization of one INI.
+    contention : float or array
+        ``R - (W + 2l + 2L + 2o + 4O)``: what contention adds (cycles).
+    contention_free : float or array
+        ``W + 2l + 2L + 2o + 4O`` (cycles).
+    bottleneck : str or array of str
+        ``"INI"`` or ``"PE"``: the resource with the larger utilization
+        (``U_o`` against ``U_q + U_y + W/R``).
+    saturated : bool
+        Always ``False``: the system is closed (one outstanding request per
+        PE), so queues are bounded (``Q_o <= N``) and every configuration has
+        a finite solution; heavy load shows as ``U_o`` near 1.
+    method : str
+    converged : bool or array of bool
+    iterations : int
+    residual : float
+    """
+
+    R: Any
+    lam: Any
+    R_w: Any
+    R_q: Any
+    R_y: Any
+    R_o: Any
+    Q_q: Any
+    Q_y: Any
+    Q_o: Any
+    U_q: Any
+    U_y: Any
+    U_o: Any
+    contention: Any
+    contention_free: Any
+    bottleneck: Any
+    saturated: bool = False
+    method: str = "thesis"
+    converged: Any = True
+    iterations: int = 0
+    residual: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as a plain dict."""
+        return asdict(self)
+
+    def to_frame(self) -> Any:
+        """The numeric fields as a :class:`pandas.DataFrame` (one row per grid point)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - depends on environment
+            raise ImportError("INIResult.to_frame() needs pandas: pip install pandas") from exc
+        cols = {f.name: np.ravel(getattr(self, f.name)) for f in fields(self)
+                if f.name not in ("method", "iterations", "residual", "saturated")}
+        n = max(len(v) for v in cols.values())
+        return pd.DataFrame({k: np.broadcast_to(v, (n,)) if len(v) == 1 else v
+                             for k, v in cols.items()})
+
+
+# ---------------------------------------------------------------------------
+# symbolic system
+# ---------------------------------------------------------------------------
+
+def _symbols() -> dict[str, Any]:
+    import sympy as sp
+
+    names = "R lambda Q_q Q_y Q_o R_q R_y R_o R_w U_q W o l O L N".split()
+    return dict(zip(names, sp.symbols(names, positive=True)))
+
+
+@functools.lru_cache(maxsize=None)
+def thesis_system(general: bool = False) -> Any:
+    """Equations 6.1--6.10 of the thesis as a :class:`mva.symbolic.EquationSystem`.
+
+    Parameters
+    ----------
+    general : bool, default False
+        ``False`` gives the ten equations exactly as published.  ``True``
+        gives the generalised system used for computation, with extra
+        symbols: INI queueing service ``s`` and pure delay ``d`` (``s = O``,
+        ``d = 0`` except for the shared multi-server INI), the population
+        ``m`` feeding an INI queue (``N``), the handler and INI service
+        ``c_h = cs2_o``, ``c_O = cs2_O`` and the arrival-variability factor
+        ``phi`` (1 except for round-robin dispatch).  With ``s = O``,
+        ``d = 0``, ``m = N`` and ``c_h = c_O = phi = 1`` it reduces to the
+        published system.
+
+    Returns
+    -------
+    mva.symbolic.EquationSystem
+
+    Notes
+    -----
+    Published (thesis section 6.3):
+
+    .. math::
+
+        R &= R_w + 2l + R_q + 2L + 4R_o + R_y, \\quad
+        \\lambda = 1/R, \\quad Q_q = \\lambda R_q, \\quad Q_y = \\lambda R_y,
+        \\quad Q_o = 4N\\lambda R_o, \\\\
+        R_q &= o(1 + Q_q + Q_y), \\quad R_y = o(1 + Q_q), \\quad
+        R_o = O(1 + Q_o), \\quad R_w = \\frac{W + oQ_q}{1 - U_q}, \\quad U_q = o/R.
+
+    Generalised (residual-life correction for non-exponential service,
+    :math:`U_y = U_q`, :math:`U_o = 4m\\lambda s`).  With ``c_O = 1`` and
+    ``phi = 1`` the INI equation is the published pair 6.5 + 6.8 solved for
+    :math:`R_o` (:math:`R_o = O/(1 - U_o)`); in general it is the
+    Pollaczek-Khinchine residence with the waiting time scaled by ``phi``
+    (Kingman's :math:`(c_a^2 + c_O^2)/(1 + c_O^2)`), which keeps the pole at
+    :math:`U_o = 1`:
+
+    .. math::
+
+        R_q &= o\\left(1 + Q_q + Q_y + (U_q + U_y)\\tfrac{c_h - 1}{2}\\right), \\quad
+        R_y = o\\left(1 + Q_q + U_q\\tfrac{c_h - 1}{2}\\right), \\\\
+        R_o &= s + \\phi\\, s\\, \\frac{U_o (1 + c_O)}{2 (1 - U_o)}, \\quad
+        R_w = \\frac{W + o Q_q + o U_q (c_h - 1)/2}{1 - U_q}, \\quad
+        R = R_w + 2l + R_q + 2L + 4(R_o + d) + R_y.
+
+    Examples
+    --------
+    >>> sys_ = thesis_system()
+    >>> list(sys_.equations)[:3], len(sys_.unknowns)
+    (['6.1', '6.2', '6.3'], 10)
+    """
+    import sympy as sp
+
+    from mva.symbolic import equation_system
+
+    y = _symbols()
+    R, lam, Qq, Qy, Qo, Rq, Ry, Ro, Rw, Uq = (y[k] for k in
+                                               "R lambda Q_q Q_y Q_o R_q R_y R_o R_w U_q".split())
+    W, o, l_, O, L, N = (y[k] for k in "W o l O L N".split())
+    unknowns = [R, lam, Qq, Qy, Qo, Rq, Ry, Ro, Rw, Uq]
+    if not general:
+        eqs = {
+            "6.1": (R, Rw + 2 * l_ + Rq + 2 * L + 4 * Ro + Ry),
+            "6.2": (lam, 1 / R),
+            "6.3": (Qq, lam * Rq),
+            "6.4": (Qy, lam * Ry),
+            "6.5": (Qo, 4 * N * lam * Ro),
+            "6.6": (Rq, o * (1 + Qq + Qy)),
+            "6.7": (Ry, o * (1 + Qq)),
+            "6.8": (Ro, O * (1 + Qo)),
+            "6.9": (Rw, (W + o * Qq) / (1 - Uq)),
+            "6.10": (Uq, o / R),
+        }
+        return equation_system(eqs, unknowns)
+    s, d, m, ch, cO, phi = sp.symbols("s d m c_h c_O phi", positive=True)
+    Uo = 4 * m * lam * s
+    half = sp.Rational(1, 2)
+    eqs = {
+        "6.1": (R, Rw + 2 * l_ + Rq + 2 * L + 4 * (Ro + d) + Ry),
+        "6.2": (lam, 1 / R),
+        "6.3": (Qq, lam * Rq),
+        "6.4": (Qy, lam * Ry),
+        "6.5": (Qo, 4 * m * lam * Ro),
+        "6.6": (Rq, o * (1 + Qq + Qy + 2 * Uq * (ch - 1) * half)),
+        "6.7": (Ry, o * (1 + Qq + Uq * (ch - 1) * half)),
+        "6.8": (Ro, s + phi * s * Uo * (1 + cO) * half / (1 - Uo)),
+        "6.9": (Rw, (W + o * Qq + o * Uq * (ch - 1) * half) / (1 - Uq)),
+        "6.10": (Uq, o / R),
+    }
+    return equation_system(eqs, unknowns)
+
+
+@functools.lru_cache(maxsize=None)
+def reduced_equation(general: bool = False) -> Any:
+    """The thesis system reduced to one equation in ``lambda``.
+
+    Returns
+    -------
+    mva.symbolic.Elimination
+        ``residual`` is zero at the solution; ``solutions`` gives every other
+        unknown as a function of ``lambda``.
+
+    Notes
+    -----
+    Solving 6.2--6.10 for the nine other unknowns and substituting into 6.1
+    leaves a rational equation whose numerator is a quintic in
+    :math:`\\lambda` (printed in the documentation, ``docs/models/ini.rst``).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from mva.symbolic import clear_denominators
+    >>> e = reduced_equation()
+    >>> num, den, coeffs = clear_denominators(e.residual, e.keep)
+    >>> len(coeffs) - 1   # degree in lambda
+    5
+    """
+    from mva.symbolic import eliminate
+
+    y = _symbols()
+    sys_ = thesis_system(general)
+    # each unknown through its defining equation (6.2-6.10); 6.1 is what remains
+    using = {"R": "6.2", "U_q": "6.10", "Q_q": "6.3", "Q_y": "6.4", "R_q": "6.6",
+             "R_y": "6.7", "Q_o": "6.5", "R_o": "6.8", "R_w": "6.9"}
+    return eliminate(sys_, y["lambda"], order=[y[k] for k in using],
+                     using={y[k]: v for k, v in using.items()})
+
+
+def q_o_bound() -> dict[str, Any]:
+    """Symbolic proof of the thesis bound :math:`Q_o \\le N` (equation 6.11).
+
+    Returns
+    -------
+    dict
+        ``"slack"``: :math:`N - Q_o` after substituting 6.5, 6.2 and 6.1, a
+        ratio of sums of non-negative terms; ``"limit"``: :math:`Q_o` solved
+        from the reduced equation with ``W = o = l = L = 0`` (equals ``N``).
+
+    Notes
+    -----
+    From (6.5) and (6.2), :math:`Q_o = 4N R_o / R`, and by (6.1)
+
+    .. math::
+
+        N - Q_o = N\\,\\frac{R_w + 2l + R_q + 2L + R_y}
+                          {R_w + 2l + R_q + 2L + 4R_o + R_y} \\ge 0,
+
+    since every residence time and latency is non-negative.  Equality holds
+    when ``W = o = l = L = 0``: then ``R = 4 R_o`` and ``Q_o = N``.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> b = q_o_bound()
+    >>> y = _symbols()
+    >>> sp.simplify(b["limit"] - y["N"])
+    0
+    """
+    import sympy as sp
+
+    y = _symbols()
+    sys_ = thesis_system()
+    eq = sys_.equations
+    rhs61 = eq["6.1"].rhs
+    qo = eq["6.5"].rhs.subs(y["lambda"], 1 / y["R"]).subs(y["R"], rhs61)
+    slack = sp.factor(sp.simplify(y["N"] - qo))
+    # the limit W = o = l = L = 0: solve the reduced equation and evaluate Q_o
+    zero = {y["W"]: 0, y["o"]: 0, y["l"]: 0, y["L"]: 0}
+    red = reduced_equation()
+    res0 = sp.cancel(red.residual.subs(zero))
+    lam_sols = [s for s in sp.solve(sp.numer(sp.together(res0)), y["lambda"]) if s != 0]
+    qo_expr = red.solutions[y["Q_o"]].subs(zero)
+    limits = {sp.simplify(qo_expr.subs(y["lambda"], s)) for s in lam_sols}
+    limit = limits.pop() if len(limits) == 1 else sp.Max(*limits)
+    return {"slack": slack, "limit": limit}
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled() -> dict[str, Any]:
+    """Lambdified coefficient and back-substitution functions of the general system."""
+    import sympy as sp
+
+    from mva.symbolic import clear_denominators, lambdify
+
+    y = _symbols()
+    lam = y["lambda"]
+    s, d, m, ch, cO, phi = sp.symbols("s d m c_h c_O phi", positive=True)
+    args = [y["W"], y["o"], y["l"], y["L"], s, d, m, ch, cO, phi]
+    red = reduced_equation(general=True)
+    num, den, coeffs = clear_denominators(red.residual, lam)
+    dpoly = sp.Poly(sp.expand(den), lam)
+    low = [c for c in reversed(dpoly.all_coeffs()) if c != 0][0]  # sign of den near 0+
+    names = ["R_q", "R_y", "R_o", "R_w"]
+    return {
+        "coeffs": lambdify(args, coeffs),
+        "den_sign": lambdify(args, low),
+        "back": lambdify([lam, *args], [red.solutions[y[n]] for n in names], horner_in=lam),
+        "names": names,
+        "degree": len(coeffs) - 1,
+    }
+
+
+# ---------------------------------------------------------------------------
+# round-robin arrival variability
+# ---------------------------------------------------------------------------
+
+def round_robin_arrival_scv(K: Any, flows: Any, utilization: Any) -> Any:
+    """Squared coefficient of variation of arrivals at an INI under round-robin dispatch.
+
+    Parameters
+    ----------
+    K : int or array
+        INIs per cluster (each flow sends every ``K``-th message to a given INI).
+    flows : float or array
+        Number of independent message flows merged at one INI (``2 S``: the
+        cluster's threads as senders and as request servers).
+    utilization : float or array
+        INI utilization, in [0, 1).
+
+    Returns
+    -------
+    float or array
+        :math:`c_a^2`, between ``1/K`` and 1.
+
+    Notes
+    -----
+    Random (Bernoulli) splitting of a Poisson-like flow over ``K`` INIs keeps
+    its inter-arrival SCV at 1; sending every ``K``-th message to the same
+    INI makes an inter-arrival time the sum of ``K`` exponential gaps, an
+    Erlang-``K`` time with SCV ``1/K``.  The ``\\nu`` such flows are merged by
+    Whitt's QNA superposition rule (Whitt 1983):
+
+    .. math::
+
+        c_a^2 = w\\,\\frac{1}{K} + (1 - w), \\qquad
+        w = \\frac{1}{1 + 4(1 - \\rho)^2(\\nu - 1)}.
+
+    The model then scales the INI's queueing term by
+    :math:`\\phi = (c_a^2 + c_O^2)/(1 + c_O^2)`, Kingman's ratio of G/G/1 to
+    M/G/1 waiting.  With ``K = 1`` it is the static model.  This is an
+    approximation; it is the only place the model departs from mean-value
+    reasoning.
+
+    References
+    ----------
+    W. Whitt, "The Queueing Network Analyzer", Bell System Technical
+    Journal 62(9), 1983.
+
+    Examples
+    --------
+    >>> round(float(round_robin_arrival_scv(2, 1, 0.5)), 3)
+    0.5
+    >>> float(round_robin_arrival_scv(1, 16, 0.9))
+    1.0
+    """
+    K = np.asarray(K, dtype=float)
+    nu = np.asarray(flows, dtype=float)
+    rho = np.clip(np.asarray(utilization, dtype=float), 0.0, 1.0)
+    w = 1.0 / (1.0 + 4.0 * (1.0 - rho) ** 2 * (nu - 1.0))
+    return scalar_or_array(w / K + (1.0 - w))
+
+
+# ---------------------------------------------------------------------------
+# thesis method: vectorised core
+# ---------------------------------------------------------------------------
+
+def _thesis_core(W: np.ndarray, o: np.ndarray, l_: np.ndarray, L: np.ndarray, s: np.ndarray,
+                 d: np.ndarray, m: np.ndarray, ch: np.ndarray, cO: np.ndarray,
+                 phi: np.ndarray, *, tol: float, max_iter: int,
+                 on_fail: str, newton_steps: int = 6) -> dict[str, Any]:
+    """Solve the generalised thesis system at every grid point (arrays already broadcast)."""
+    from mva.symbolic import horner, polynomial_root
+
+    c = _compiled()
+    args = (W, o, l_, L, s, d, m, ch, cO, phi)
+    coeffs = [np.asarray(v, dtype=float) for v in c["coeffs"](*args)]
+    sign = np.sign(np.asarray(c["den_sign"](*args), dtype=float))
+    r0 = W + 2 * l_ + 2 * L + 2 * o + 4 * (s + d)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        pole_o = np.where(o > 0, r0 * (math.sqrt(5.0) - 1.0) / 2.0 / np.where(o > 0, o, 1.0),
+                          np.inf)
+        qs = 4.0 * m * s
+        pole_ini = np.where(qs > 0, r0 / np.where(qs > 0, qs, 1.0), np.inf)
+    u_hi = np.minimum(1.0, np.minimum(pole_o, pole_ini))
+    # scaled unknown u = lambda * r0 in (0, u_hi]; coefficients rescaled once.  The
+    # residual is 1/lambda - RHS(6.1) = num/den; f = -sign(den) num is increasing in u.
+    deg = len(coeffs) - 1
+    scaled = [-sign * coeffs[k] / r0 ** (deg - k) for k in range(deg + 1)]
+
+    def f(u: np.ndarray) -> np.ndarray:
+        return horner(scaled, u)
+
+    shape = np.broadcast_shapes(np.shape(u_hi), *(np.shape(x) for x in scaled))
+    b = np.broadcast_to(u_hi, shape).copy()
+    # with no contention at all (o = 0 and O = 0) the root is u = 1 itself; rounding
+    # may leave f(1) a hair below zero, so step just past it there
+    b = np.where((f(b) < 0) & (b == 1.0), 1.0 + 1e-9, b)
+    root = polynomial_root(scaled, np.zeros(shape), b, newton_steps=newton_steps, tol=tol,
+                           max_iter=max_iter, on_fail=on_fail)
+    lam = np.asarray(root.x, dtype=float) / r0
+    vals = dict(zip(c["names"], (np.asarray(v, dtype=float) for v in c["back"](lam, *args))))
+    vals["Q_q"] = lam * vals["R_q"]
+    vals["Q_y"] = lam * vals["R_y"]
+    vals["lam"] = lam
+    vals["R"] = 1.0 / lam
+    vals["converged"] = root.converged
+    vals["iterations"] = root.iterations
+    vals["residual"] = root.residual
+    return vals
+
+
+def _dispatch_terms(dispatch: str, N: np.ndarray, K: np.ndarray, O: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(m, s, d) of the INI station for a dispatch discipline."""
+    if dispatch == "shared":
+        return N * K, O / K, O * (K - 1) / K
+    return N, O, np.zeros_like(O)
+
+
+def _solve_thesis(p: INIParams, *, tol: float, max_iter: int, on_fail: str,
+                  rr_tol: float = 1e-10, rr_max_iter: int = 200) -> dict[str, Any]:
+    names = ("W", "o", "l", "L", "O", "cs2_o", "cs2_O")
+    arrs = [np.asarray(getattr(p, n), dtype=float) for n in names]
+    N = np.asarray(p.N, dtype=float)
+    K = np.asarray(p.K, dtype=float)
+    W, o, l_, L, O, ch, cO = arrs
+    shape = np.broadcast_shapes(*(a.shape for a in arrs), N.shape, K.shape)
+    m, s, d = _dispatch_terms(p.dispatch, N, K, O)
+    phi = np.ones(())
+    extra_iter = 0
+    if p.dispatch == "round_robin" and np.any(K > 1):
+        from mva.fixedpoint import fixed_point
+
+        flows = 2.0 * N * K
+
+        def rho_of(phi_: np.ndarray) -> np.ndarray:
+            v = _thesis_core(W, o, l_, L, s, d, m, ch, cO, phi_, tol=tol, max_iter=max_iter,
+                             on_fail=on_fail)
+            return np.clip(4.0 * N * v["lam"] * O, 0.0, 1.0)
+
+        def g(x: np.ndarray) -> np.ndarray:
+            ca2 = np.asarray(round_robin_arrival_scv(K, flows, x[0]), dtype=float)
+            return rho_of((ca2 + cO) / (1.0 + cO))[None]
+
+        fp = fixed_point(g, np.zeros((1, *shape)), damping=1.0, tol=rr_tol,
+                         max_iter=rr_max_iter, fallback=False, on_fail=on_fail)
+        ca2 = np.asarray(round_robin_arrival_scv(K, flows, fp.x[0]), dtype=float)
+        phi = (ca2 + cO) / (1.0 + cO)
+        extra_iter = fp.iterations
+    v = _thesis_core(W, o, l_, L, s, d, m, ch, cO, phi, tol=tol, max_iter=max_iter,
+                     on_fail=on_fail)
+    lam = np.broadcast_to(v["lam"], shape)
+    R_o = v["R_o"] + d
+    out = {
+        "R": v["R"], "lam": lam, "R_w": v["R_w"], "R_q": v["R_q"], "R_y": v["R_y"],
+        "R_o": R_o, "Q_q": v["Q_q"], "Q_y": v["Q_y"], "Q_o": 4.0 * N * lam * R_o,
+        "U_q": o * lam, "U_y": o * lam, "U_o": 4.0 * N * lam * O,
+        "converged": v["converged"], "iterations": v["iterations"] + extra_iter,
+        "residual": v["residual"],
+    }
+    return out
+
+
+# ---------------------------------------------------------------------------
+# queueing-network methods (mva engine)
+# ---------------------------------------------------------------------------
+
+def _ini_network(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
+                 S: int, K: int, clusters: int, dispatch: str) -> tuple[Any, dict[str, Any]]:
+    """The INI machine as an :class:`mva.ClosedNetwork` (one chain per PE thread)."""
+    import mva
+
+    T = clusters * S                      # threads = chains
+    n_ini = clusters if dispatch == "shared" else clusters * K
+    n_st = T + n_ini                      # PE stations, then INI stations
+    classes = ("compute", "request", "reply", "ini")
+    C = 4 * T
+    visits = np.zeros((C, n_st))
+    service = np.zeros((C, n_st))
+    chains = np.repeat(np.arange(T), 4)
+    prio = np.tile([0, 1, 1, 0], T)
+
+    def ini_of(pe: int) -> int:            # static binding of PE -> INI station index
+        cl, j = divmod(pe, S)
+        return T + (cl if dispatch == "shared" else cl * K + (j % K))
+
+    def inis_of_cluster(cl: int) -> list[int]:
+        return [T + cl] if dispatch == "shared" else [T + cl * K + k for k in range(K)]
+
+    n_remote = S * (clusters - 1)
+    for t in range(T):
+        cl = t // S
+        base = 4 * t
+        visits[base + 0, t] = 1.0
+        service[base + 0, t] = W
+        for j in range(T):
+            if j // S != cl:
+                visits[base + 1, j] = 1.0 / n_remote
+                service[base + 1, j] = o
+        visits[base + 2, t] = 1.0
+        service[base + 2, t] = o
+        row = base + 3
+        if dispatch == "static":
+            visits[row, ini_of(t)] += 2.0            # request out, reply in
+            for j in range(T):
+                if j // S != cl:
+                    visits[row, ini_of(j)] += 2.0 / n_remote   # request in, reply out
+        else:
+            home = inis_of_cluster(cl)
+            for k in home:
+                visits[row, k] += 2.0 / len(home)
+            for rc in range(clusters):
+                if rc != cl:
+                    rem = inis_of_cluster(rc)
+                    for k in rem:
+                        visits[row, k] += 2.0 / (len(rem) * (clusters - 1))
+        service[row, T:] = O
+    demands = visits * service
+    kinds = tuple(["queue"] * T + (["multi"] * n_ini if dispatch == "shared" and K > 1
+                                   else ["queue"] * n_ini))
+    servers = np.array([1] * T + [K if dispatch == "shared" else 1] * n_ini)
+    cs2 = np.array([ch] * T + [cO] * n_ini, dtype=float)
+    net = mva.ClosedNetwork(
+        demands=demands, populations=np.ones(T, dtype=int),
+        think_times=np.full(T, 2.0 * l_ + 2.0 * L), kinds=kinds, servers=servers,
+        rates=tuple([None] * n_st), cs2=cs2, visits=visits, chains=chains, priorities=prio,
+        station_names=tuple([f"PE{i}" for i in range(T)] + [f"INI{k}" for k in range(n_ini)]),
+        class_names=tuple(f"{c}{t}" for t in range(T) for c in classes))
+    return net, {"T": T, "n_ini": n_ini}
+
+
+#: largest number of chains (threads) "exact" accepts (2**chains population vectors)
+EXACT_MAX_CHAINS = 14
+
+#: default ``tol`` for the engine's iterative solvers (see :data:`models.lopc.ENGINE_TOL`)
+ENGINE_TOL = 1e-11
+
+
+def _engine(method: str) -> Any:
+    """The :mod:`mva` solver function for a method name."""
+    import mva
+
+    return getattr(mva, {"exact": "exact_mva"}.get(method, method))
+
+
+def _solve_network_point(W: float, o: float, l_: float, O: float, L: float, ch: float,
+                         cO: float, S: int, K: int, clusters: int, dispatch: str, method: str,
+                         opts: Mapping[str, Any]) -> dict[str, Any]:
+    net, info = _ini_network(W, o, l_, O, L, ch, cO, S, K, clusters, dispatch)
+    T, n_ini = info["T"], info["n_ini"]
+    if method == "exact" and T > EXACT_MAX_CHAINS:
+        raise ValueError(f"method='exact' builds one chain per PE thread (clusters * S = {T}) "
+                         f"and needs 2**{T} population vectors; allowed clusters * S <= "
+                         f"{EXACT_MAX_CHAINS}; use method='linearizer' or 'schweitzer'")
+    res = _engine(method)(net, **opts)
+    X = np.asarray(res.chain_throughput, dtype=float)
+    lam = float(np.mean(X))
+    Rres = np.asarray(res.residence_time, dtype=float)   # (C, K) per cycle
+    Q = np.asarray(res.queue_length, dtype=float)
+    comp, req, rep, ini = (slice(i, 4 * T, 4) for i in range(4))
+    R_w = float(np.mean(Rres[comp].sum(axis=1)))
+    R_q = float(np.mean(Rres[req].sum(axis=1)))
+    R_y = float(np.mean(Rres[rep].sum(axis=1)))
+    R_o = float(np.mean(Rres[ini].sum(axis=1))) / 4.0
+    Q_q = float(Q[req, :T].sum()) / T
+    Q_y = float(Q[rep, :T].sum()) / T
+    per_ini = K if dispatch == "shared" else 1
+    Q_o = float(Q[ini, T:].sum()) / (n_ini * per_ini)     # messages per INI node
+    return {"R": 1.0 / lam, "lam": lam, "R_w": R_w, "R_q": R_q, "R_y": R_y, "R_o": R_o,
+            "Q_q": Q_q, "Q_y": Q_y, "Q_o": Q_o, "U_q": o * lam, "U_y": o * lam,
+            "U_o": 4.0 * (S / K) * lam * O,
+            "converged": bool(getattr(res, "converged", True)),
+            "iterations": int(getattr(res, "iterations", 0) or 0),
+            "residual": float(getattr(res, "residual", 0.0) or 0.0)}
+
+
+def _solve_network(p: INIParams, method: str, opts: Mapping[str, Any]) -> dict[str, Any]:
+    if p.S is None:
+        raise ValueError(f"method={method!r} needs an integer number of PEs per cluster; "
+                         f"got N={p.N!r}, K={p.K!r} (give S or an N with N*K integral)")
+    arrs = np.broadcast_arrays(*(np.asarray(getattr(p, n), dtype=float) for n in
+                                 ("W", "o", "l", "O", "L", "cs2_o", "cs2_O", "S", "K")))
+    shape = arrs[0].shape
+    flat = [a.ravel() for a in arrs]
+    keys = ("R", "lam", "R_w", "R_q", "R_y", "R_o", "Q_q", "Q_y", "Q_o", "U_q", "U_y", "U_o")
+    out = {k: np.empty(flat[0].size) for k in keys}
+    conv = np.ones(flat[0].size, dtype=bool)
+    iters, resid = 0, 0.0
+    cache: dict[tuple[float, ...], dict[str, Any]] = {}
+    for i in range(flat[0].size):
+        key = tuple(float(a[i]) for a in flat)
+        if key not in cache:
+            W, o, l_, O, L, ch, cO, S, K = key
+            cache[key] = _solve_network_point(W, o, l_, O, L, ch, cO, int(S), int(K),
+                                              p.clusters, p.dispatch, method, opts)
+        v = cache[key]
+        for k in keys:
+            out[k][i] = v[k]
+        conv[i] = v["converged"]
+        iters = max(iters, v["iterations"])
+        resid = max(resid, v["residual"])
+    res: dict[str, Any] = {k: a.reshape(shape) for k, a in out.items()}
+    res.update(converged=conv.reshape(shape), iterations=iters, residual=resid)
+    return res
+
+
+# ---------------------------------------------------------------------------
+# public solve
+# ---------------------------------------------------------------------------
+
+def solve(params: INIParams | None = None, method: str = "thesis", *, tol: float = 1e-13,
+          max_iter: int = 200, on_fail: str = "warn", **kwargs: Any) -> INIResult:
+    """Solve the INI model.
+
+    Parameters
+    ----------
+    params : INIParams, optional
+        Model parameters.  Alternatively pass the fields of
+        :class:`INIParams` as keyword arguments.
+    method : {"thesis", "exact", "linearizer", "schweitzer"}, default "thesis"
+        ``"thesis"``: equations 6.1--6.10 as published (generalised only by
+        ``cs2`` and the dispatch discipline), reduced to one polynomial in
+        ``lambda`` and solved for the whole grid at once.  The other methods
+        build the closed queueing network (one chain per PE thread,
+        ``clusters * S`` threads) and solve it with the engine
+        (:func:`mva.exact_mva`, :func:`mva.linearizer`, :func:`mva.schweitzer`).
+    tol, max_iter : float, int
+        Root-finder tolerance (relative, on ``lambda * R0``) and iteration
+        cap for ``"thesis"``; for the network methods they are passed to the
+        engine when given explicitly via ``engine_options``.
+    on_fail : {"warn", "raise", "ignore"}
+        Non-convergence handling (see :mod:`mva.fixedpoint`).
+    **kwargs
+        Fields of :class:`INIParams` (when ``params`` is omitted), and
+        ``engine_options`` (dict passed to the engine's solver function).
+
+    Returns
+    -------
+    INIResult
+
+    Notes
+    -----
+    The thesis system (see :func:`thesis_system`) reduces to one equation
+    :math:`F(\\lambda) = 0` whose numerator is a quintic polynomial; on the
+    feasible interval
+
+    .. math::
+
+        0 < \\lambda \\le \\min\\left(\\frac{1}{R_0},\\ \\frac{1}{4N O},\\
+        \\frac{\\sqrt5 - 1}{2o}\\right), \\qquad R_0 = W + 2l + 2L + 2o + 4O,
+
+    the right-hand side of 6.1 increases with :math:`\\lambda` while
+    :math:`1/\\lambda` decreases, so the root is unique and bracketed; the
+    last two bounds are the poles of :math:`R_o` and :math:`R_q`.
+    Cluster configurations: ``static`` and ``round_robin`` use ``N = S/K``
+    PEs per INI (round-robin with :func:`round_robin_arrival_scv`);
+    ``shared`` uses Seidmann's approximation of a ``K``-server station, a
+    queue with service ``O/K`` fed by all ``S`` PEs plus a delay
+    ``O (K-1)/K``.
+
+    References
+    ----------
+    X. Jiang, MS thesis, MIT 1997, section 6.3, equations 6.1--6.11.
+
+    Examples
+    --------
+    Figure 6-3's workload, 4 PEs per INI:
+
+    >>> r = solve(INIParams(N=4, W=41789, o=742, O=2336))
+    >>> round(r.R, 1), round(r.Q_o, 4), r.Q_o <= 4
+    (65533.2, 1.3274, True)
+
+    A grid in one call (scalars in, scalars out; arrays in, arrays out):
+
+    >>> import numpy as np
+    >>> r = solve(N=np.array([1, 2, 4, 8]), W=41789, o=742, O=2336)
+    >>> np.round(r.Q_o, 3).tolist()
+    [0.204, 0.479, 1.327, 4.224]
+    """
+    engine_options = kwargs.pop("engine_options", None) or {}
+    if params is None:
+        check_kwargs("solve", kwargs, [f.name for f in fields(INIParams)])
+        params = INIParams(**kwargs)
+    elif kwargs:
+        check_kwargs("solve", kwargs, [])
+    if not isinstance(params, INIParams):
+        raise ValueError(f"params must be an INIParams; got {type(params).__name__}")
+    check_choice("method", method, METHODS)
+    check_choice("on_fail", on_fail, ("warn", "raise", "ignore"))
+    if method == "thesis":
+        v = _solve_thesis(params, tol=tol, max_iter=max_iter, on_fail=on_fail)
+    else:
+        opts = dict(engine_options)
+        if method != "exact":
+            opts.setdefault("on_fail", on_fail)
+            opts.setdefault("tol", ENGINE_TOL)
+        v = _solve_network(params, method, opts)
+    r0 = np.asarray(params.contention_free, dtype=float)
+    R = np.asarray(v["R"], dtype=float)
+    util_pe = np.asarray(v["U_q"]) + np.asarray(v["U_y"]) + np.asarray(params.W, float) / R
+    bottleneck = np.where(np.asarray(v["U_o"]) >= util_pe, "INI", "PE")
+    conv = np.asarray(v["converged"])
+    return INIResult(
+        R=scalar_or_array(R), lam=scalar_or_array(v["lam"]), R_w=scalar_or_array(v["R_w"]),
+        R_q=scalar_or_array(v["R_q"]), R_y=scalar_or_array(v["R_y"]),
+        R_o=scalar_or_array(v["R_o"]), Q_q=scalar_or_array(v["Q_q"]),
+        Q_y=scalar_or_array(v["Q_y"]), Q_o=scalar_or_array(v["Q_o"]),
+        U_q=scalar_or_array(v["U_q"]), U_y=scalar_or_array(v["U_y"]),
+        U_o=scalar_or_array(v["U_o"]), contention=scalar_or_array(R - r0),
+        contention_free=scalar_or_array(np.broadcast_to(r0, R.shape)),
+        bottleneck=str(bottleneck) if bottleneck.ndim == 0 else bottleneck,
+        saturated=False, method=method,
+        converged=bool(conv) if conv.ndim == 0 else conv,
+        iterations=int(v["iterations"]), residual=float(v["residual"]))
+
+
+# ---------------------------------------------------------------------------
+# presets (thesis chapters 5 and 6)
+# ---------------------------------------------------------------------------
+
+#: Figure 6-3 of the thesis: W = 41789, o = 742, O = 2336, l = L = 0 (cycles of
+#: the 20 MHz Alewife); N varies.  Use ``INIParams(N=..., **FIGURE_6_3)``.
+FIGURE_6_3: dict[str, float] = {"W": 41789.0, "o": 742.0, "O": 2336.0, "l": 0.0, "L": 0.0}
+
+#: Thesis Table 5.1 (send path, unloaded INI, machine cycles at 20 MHz):
+#: message length (bytes) -> handler, queue, slid_win, UDP, IP, total.
+TABLE_5_1: dict[str, tuple[float, ...]] = {
+    "len": (0, 100, 200, 1400, 1600, 65000),
+    "handler": (357, 391, 425, 900, 994, 32460),
+    "queue": (409, 391, 460, 328, 404, 858),
+    "slid_win": (140, 144, 140, 153, 153, 323),
+    "UDP": (380, 375, 380, 380, 380, 540),
+    "IP": (836, 1000, 1134, 2702, 10796, 385930),
+    "total": (2318, 2557, 2875, 5865, 13002, 421733),
+}
+
+#: Thesis Table 5.2 (receive path): message length -> handler, queue, IP, UDP,
+#: slid_win, total (the thesis leaves handler and queue blank above the MTU;
+#: stored as NaN).
+TABLE_5_2: dict[str, tuple[float, ...]] = {
+    "len": (0, 100, 200, 1400, 1600, 65000),
+    "handler": (286, 331, 347, 845, math.nan, math.nan),
+    "queue": (340, 340, 339, 337, math.nan, math.nan),
+    "IP": (816, 816, 816, 816, 10475, 543513),
+    "UDP": (330, 496, 623, 2199, 1893, 77666),
+    "slid_win": (145, 145, 145, 145, 154, 421),
+    "total": (2513, 2794, 3005, 6125, 16153, 688080),
+}
+
+#: Maximum transfer unit of the thesis's implementation (bytes); longer
+#: messages are fragmented by IP (Table 5.1 discussion).
+MTU_BYTES = 1500
+
+#: largest UDP payload (bytes)
+_MAX_MESSAGE = 65507
+
+
+def ini_overhead(message_bytes: Any, path: str = "send") -> Any:
+    """INI processing time of one message as a function of its length (thesis Tables 5.1, 5.2).
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        Message length in bytes, in ``[0, 65507]``.
+    path : {"send", "receive", "mean"}
+        Send path (Table 5.1), receive path (Table 5.2), or their mean (an
+        INI of the model handles two sends and two receives per round trip).
+
+    Returns
+    -------
+    float or array
+        Cycles (20 MHz Alewife) spent in the INI, the tables' ``total``
+        column.
+
+    Notes
+    -----
+    Two regimes, split at the MTU of 1500 bytes: up to the MTU, piecewise
+    linear interpolation of the measured totals at 0, 100, 200 and 1400
+    bytes (extrapolated linearly from 1400 to 1500); above it, IP
+    fragmentation (and re-assembly on receive) adds a step, and the total is
+    the straight line through the measurements at 1600 and 65000 bytes.  The
+    function reproduces both tables exactly at their measured lengths.
+
+    Examples
+    --------
+    >>> ini_overhead(0), ini_overhead(1600, path="receive")
+    (2318.0, 16153.0)
+    >>> float(ini_overhead(1500)) < float(ini_overhead(1501))   # fragmentation step
+    True
+    """
+    check_choice("path", path, ("send", "receive", "mean"))
+    b = check_nonnegative("message_bytes", message_bytes)
+    if np.any(b > _MAX_MESSAGE):
+        raise ValueError(f"message_bytes must be <= {_MAX_MESSAGE} (largest UDP payload); "
+                         f"got {float(np.max(b))!r}")
+    if path == "mean":
+        return scalar_or_array((np.asarray(ini_overhead(b, "send"))
+                                + np.asarray(ini_overhead(b, "receive"))) / 2.0)
+    tab = TABLE_5_1 if path == "send" else TABLE_5_2
+    x = np.asarray(tab["len"], dtype=float)
+    y = np.asarray(tab["total"], dtype=float)
+    small_x, small_y = x[:4], y[:4]
+    low = np.interp(b, small_x, small_y)
+    slope_end = (small_y[3] - small_y[2]) / (small_x[3] - small_x[2])
+    low = np.where(b > small_x[3], small_y[3] + slope_end * (b - small_x[3]), low)
+    slope_big = (y[5] - y[4]) / (x[5] - x[4])
+    high = y[4] + slope_big * (b - x[4])
+    return scalar_or_array(np.where(b <= MTU_BYTES, low, high))
+
+
+# ---------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------
+
+def register_cli(subparsers: Any) -> None:
+    """Add the ``ini`` subcommand (``smp-contention ini --N 1,2,4,8 ...``)."""
+    from models._cli import add_common, int_list, number_list
+
+    p = subparsers.add_parser(
+        "ini", help="two-level INI contention model (Jiang 1997, chapter 6)",
+        description="Round trip, queue lengths and utilizations of the INI model over a grid "
+                    "of the given values (comma lists or start:stop[:step] ranges). Defaults: "
+                    "the thesis's Figure 6-3 workload.")
+    p.add_argument("--N", type=number_list, default=[1, 2, 4, 8, 16], help="PEs per INI")
+    p.add_argument("--W", type=number_list, default=[FIGURE_6_3["W"]], help="compute time")
+    p.add_argument("--o", type=number_list, default=[FIGURE_6_3["o"]], help="PE handler time")
+    p.add_argument("--l", type=number_list, default=[0.0], help="intra-cluster latency")
+    p.add_argument("--O", type=number_list, default=[FIGURE_6_3["O"]], help="INI overhead")
+    p.add_argument("--L", type=number_list, default=[0.0], help="inter-cluster latency")
+    p.add_argument("--cs2-o", dest="cs2_o", type=number_list, default=[1.0],
+                   help="handler service SCV")
+    p.add_argument("--cs2-O", dest="cs2_O", type=number_list, default=[1.0],
+                   help="INI service SCV")
+    p.add_argument("--K", type=int_list, default=[1], help="INIs per cluster")
+    p.add_argument("--dispatch", choices=DISPATCH, default="static")
+    p.add_argument("--clusters", type=int, default=2)
+    p.add_argument("--method", choices=METHODS, default="thesis")
+    add_common(p)
+    p.set_defaults(func=_cli_run)
+
+
+def _cli_run(args: Any) -> str:
+    from models._cli import emit
+    from mva.table import tabulate
+
+    grid = {"N": args.N, "K": args.K, "W": args.W, "o": args.o, "l": args.l, "O": args.O,
+            "L": args.L, "cs2_o": args.cs2_o, "cs2_O": args.cs2_O}
+    grid = {k: v for k, v in grid.items() if len(v) > 1 or k in ("N",)}
+    fixed = {k: getattr(args, k)[0] for k in ("K", "W", "o", "l", "O", "L", "cs2_o", "cs2_O")
+             if k not in grid}
+
+    def fn(**kw: Any) -> INIResult:
+        return solve(INIParams(dispatch=args.dispatch, clusters=args.clusters, **kw),
+                     method=args.method)
+
+    table = tabulate(fn, grid, fixed=fixed,
+                     columns=["R", "contention", "Q_o", "U_o", "R_o", "Q_q", "Q_y"],
+                     title=f"INI model ({args.method}, dispatch={args.dispatch})",
+                     formats={"R": ".1f", "contention": ".1f", "Q_o": ".4f", "U_o": ".4f",
+                              "R_o": ".1f", "Q_q": ".4f", "Q_y": ".4f"})
+    return emit(table, args)

@@ -1,0 +1,812 @@
+"""LoPC: contention in request/reply message passing on one level.
+
+``P`` processors each run one thread that computes for ``W`` cycles, sends a
+request to another processor chosen uniformly at random and blocks until the
+reply arrives.  Message handlers cost ``o`` cycles and preempt computation;
+the network adds latency ``L`` each way.  LoPC (Frank, Agarwal and Vernon,
+PPoPP 1997) predicts the round-trip time ``R`` and its contention cost
+``C = R - (W + 2L + 2o)`` with mean-value equations; the same machine is a
+closed multichain queueing network that the :mod:`mva` engine solves.
+
+* :func:`solve` -- the homogeneous all-to-all model (``"lopc"``: the
+  published equations, reduced with SymPy to one equation in ``R``;
+  ``"mva"``/``"exact"``/``"linearizer"``/``"schweitzer"``: the queueing
+  network with preemptive-priority handlers).
+* :func:`solve_client_server` and :func:`optimal_servers` -- ``S`` of the
+  ``P`` processors only serve requests; the other ``P - S`` compute and send.
+
+References
+----------
+* M. I. Frank, A. Agarwal and M. K. Vernon, "LoPC: Modeling Contention in
+  Parallel Algorithms", PPoPP 1997.
+* X. Jiang, MS thesis, MIT 1997, chapter 6 (the same equations, one level).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Mapping
+
+import numpy as np
+
+from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
+                           scalar_or_array)
+
+__all__ = [
+    "LoPCParams",
+    "LoPCResult",
+    "solve",
+    "METHODS",
+    "EXACT_MAX_P",
+    "ENGINE_TOL",
+    "lopc_system",
+    "reduced_equation",
+    "ClientServerResult",
+    "solve_client_server",
+    "OptimalServers",
+    "optimal_servers",
+    "register_cli",
+]
+
+#: methods accepted by :func:`solve`
+METHODS = ("lopc", "mva", "exact", "linearizer", "schweitzer")
+
+#: ``method="mva"`` uses exact MVA up to this many processors (``2**P``
+#: population vectors), Linearizer above
+EXACT_MAX_P = 12
+
+#: default ``tol`` passed to the engine's iterative solvers (tighter than their
+#: own default: at light load the change between iterates is tiny long before
+#: the handler-preemption terms have settled)
+ENGINE_TOL = 1e-11
+
+
+def _engine(method: str) -> Any:
+    """The :mod:`mva` solver function for a method name."""
+    import mva
+
+    return getattr(mva, {"exact": "exact_mva"}.get(method, method))
+
+
+def _frame(obj: Any, skip: tuple[str, ...]) -> Any:
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - depends on environment
+        raise ImportError(f"{type(obj).__name__}.to_frame() needs pandas: pip install pandas") \
+            from exc
+    cols = {f.name: np.ravel(getattr(obj, f.name)) for f in fields(obj) if f.name not in skip}
+    n = max(len(v) for v in cols.values())
+    return pd.DataFrame({k: np.broadcast_to(v, (n,)) if len(v) == 1 else v
+                         for k, v in cols.items()})
+
+
+# ---------------------------------------------------------------------------
+# parameters and results
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class LoPCParams:
+    """Parameters of the LoPC all-to-all model.
+
+    Every numeric field may be a NumPy array; fields broadcast together.
+
+    Parameters
+    ----------
+    P : int or array
+        Number of processors (integer >= 2).
+    W : float or array
+        Mean compute time between blocking requests (cycles), >= 0.
+    o : float or array
+        Mean handler occupancy of a request or a reply (cycles), >= 0.
+    L : float or array
+        One-way network latency (cycles), >= 0.
+    cs2 : float or array, default 1
+        Squared coefficient of variation of the handler service time (1
+        exponential, 0 deterministic), >= 0.
+
+    Examples
+    --------
+    >>> LoPCParams(P=16, W=1000, o=100, L=50).contention_free
+    1300.0
+    """
+
+    P: Any
+    W: Any
+    o: Any
+    L: Any
+    cs2: Any = 1.0
+
+    def __post_init__(self) -> None:
+        P = check_integer("P", self.P, minimum=2)
+        W = check_nonnegative("W", self.W)
+        o = check_nonnegative("o", self.o)
+        L = check_nonnegative("L", self.L)
+        c = check_nonnegative("cs2", self.cs2)
+        try:
+            np.broadcast_shapes(P.shape, W.shape, o.shape, L.shape, c.shape)
+        except ValueError:
+            raise ValueError("LoPCParams: array parameters must broadcast together; got shapes "
+                             f"P={P.shape}, W={W.shape}, o={o.shape}, L={L.shape}, "
+                             f"cs2={c.shape}") from None
+        if np.any(W + 2 * L + 2 * o <= 0):
+            raise ValueError("W + 2L + 2o (the contention-free round trip) must be > 0; got 0")
+        object.__setattr__(self, "P", int(P) if P.ndim == 0 else P)
+
+    @property
+    def contention_free(self) -> Any:
+        """``W + 2L + 2o``: the round trip with no contention (cycles)."""
+        return scalar_or_array(np.asarray(self.W, float) + 2 * np.asarray(self.L, float)
+                               + 2 * np.asarray(self.o, float))
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoPCResult:
+    """Solution of the LoPC model.
+
+    Attributes
+    ----------
+    R : float or array
+        Mean round trip (compute + request + reply) of one thread (cycles).
+    lam : float or array
+        Request rate of one thread, ``1 / R`` (per cycle).
+    R_w, R_q, R_y : float or array
+        Residence of the compute phase (stretched by preempting handlers),
+        of a request handler and of a reply handler (cycles).
+    Q_q, Q_y : float or array
+        Mean number of requests / replies at a processor.
+    U_q, U_y : float or array
+        Processor utilization by request / reply handlers.
+    contention : float or array
+        ``C = R - (W + 2L + 2o)`` (cycles).
+    contention_free : float or array
+        ``W + 2L + 2o`` (cycles).
+    saturated : bool
+        Always ``False``: the system is closed (each thread has one request
+        outstanding), so every configuration has a finite solution.
+    method, converged, iterations, residual
+        Solver diagnostics.
+    """
+
+    R: Any
+    lam: Any
+    R_w: Any
+    R_q: Any
+    R_y: Any
+    Q_q: Any
+    Q_y: Any
+    U_q: Any
+    U_y: Any
+    contention: Any
+    contention_free: Any
+    saturated: bool = False
+    method: str = "lopc"
+    converged: Any = True
+    iterations: int = 0
+    residual: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as a plain dict."""
+        return asdict(self)
+
+    def to_frame(self) -> Any:
+        """Numeric fields as a :class:`pandas.DataFrame` (one row per grid point)."""
+        return _frame(self, ("method", "iterations", "residual", "saturated"))
+
+
+# ---------------------------------------------------------------------------
+# symbolic system (method "lopc")
+# ---------------------------------------------------------------------------
+
+def _symbols() -> dict[str, Any]:
+    import sympy as sp
+
+    names = "R lambda Q_q Q_y R_q R_y R_w U_q W o L c".split()
+    return dict(zip(names, sp.symbols(names, positive=True)))
+
+
+@functools.lru_cache(maxsize=None)
+def lopc_system(general: bool = False) -> Any:
+    """The LoPC equations as a :class:`mva.symbolic.EquationSystem`.
+
+    Parameters
+    ----------
+    general : bool, default False
+        ``True`` adds the residual-life correction for handler service with
+        squared coefficient of variation ``c`` (``c = 1`` gives the
+        published equations).
+
+    Notes
+    -----
+    .. math::
+
+        R &= R_w + 2L + R_q + R_y, \\quad \\lambda = 1/R, \\quad
+        Q_q = \\lambda R_q, \\quad Q_y = \\lambda R_y, \\\\
+        R_q &= o\\left(1 + Q_q + Q_y + (U_q + U_y)\\tfrac{c - 1}{2}\\right), \\quad
+        R_y = o\\left(1 + Q_q + U_q\\tfrac{c - 1}{2}\\right), \\\\
+        R_w &= \\frac{W + o Q_q + o U_q (c - 1)/2}{1 - U_q}, \\quad U_q = U_y = o/R.
+
+    A request arriving at a processor waits for the requests and the reply
+    there (handlers are served first-come first-served at the same,
+    highest priority); a reply waits only for requests, because its own
+    thread is blocked and no other reply can be present; the computation
+    is preempted by requests (BKT).
+
+    Examples
+    --------
+    >>> list(lopc_system().equations)
+    ['R', 'lambda', 'Q_q', 'Q_y', 'R_q', 'R_y', 'R_w', 'U_q']
+    """
+    from mva.symbolic import equation_system
+
+    y = _symbols()
+    names = "R lambda Q_q Q_y R_q R_y R_w U_q W o L c".split()
+    R, lam, Qq, Qy, Rq, Ry, Rw, Uq, W, o, L, c = (y[k] for k in names)
+    if not general:
+        c = 1
+    half = (c - 1) / 2 if general else 0
+    eqs = {
+        "R": (R, Rw + 2 * L + Rq + Ry),
+        "lambda": (lam, 1 / R),
+        "Q_q": (Qq, lam * Rq),
+        "Q_y": (Qy, lam * Ry),
+        "R_q": (Rq, o * (1 + Qq + Qy + 2 * Uq * half)),
+        "R_y": (Ry, o * (1 + Qq + Uq * half)),
+        "R_w": (Rw, (W + o * Qq + o * Uq * half) / (1 - Uq)),
+        "U_q": (Uq, o / R),
+    }
+    return equation_system(eqs, [R, lam, Qq, Qy, Rq, Ry, Rw, Uq])
+
+
+@functools.lru_cache(maxsize=None)
+def reduced_equation(general: bool = False) -> Any:
+    """The LoPC system reduced to one equation in ``R`` (:func:`mva.symbolic.eliminate`).
+
+    Every other unknown is eliminated through its own defining equation, so
+    ``solutions`` evaluates the right-hand sides of the system at any ``R``
+    and ``residual`` is ``R - (R_w + 2L + R_q + R_y)``.
+
+    Examples
+    --------
+    >>> from mva.symbolic import clear_denominators
+    >>> e = reduced_equation()
+    >>> num, den, coeffs = clear_denominators(e.residual, e.keep)
+    >>> len(coeffs) - 1   # a quartic in R
+    4
+    """
+    from mva.symbolic import eliminate
+
+    y = _symbols()
+    names = ["lambda", "U_q", "Q_q", "Q_y", "R_q", "R_y", "R_w"]
+    return eliminate(lopc_system(general), y["R"], order=[y[n] for n in names],
+                     using={y[n]: n for n in names})
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled() -> dict[str, Any]:
+    import sympy as sp
+
+    from mva.symbolic import clear_denominators, lambdify
+
+    y = _symbols()
+    R = y["R"]
+    args = [y["W"], y["o"], y["L"], y["c"]]
+    red = reduced_equation(general=True)
+    num, den, coeffs = clear_denominators(red.residual, R)
+    lead = sp.Poly(sp.expand(den), R).LC()      # sign of den for large R
+    names = ["R_q", "R_y", "R_w"]
+    return {"coeffs": lambdify(args, coeffs), "den_sign": lambdify(args, lead),
+            "back": lambdify([R, *args], [red.solutions[y[n]] for n in names], horner_in=R),
+            "names": names}
+
+
+def _solve_lopc(W: np.ndarray, o: np.ndarray, L: np.ndarray, c: np.ndarray, *, tol: float,
+                max_iter: int, on_fail: str) -> dict[str, Any]:
+    """Vectorised root of the reduced LoPC equation in ``v = R / R0``."""
+    from mva.symbolic import horner, polynomial_root
+
+    comp = _compiled()
+    args = (W, o, L, c)
+    coeffs = [np.asarray(v, dtype=float) for v in comp["coeffs"](*args)]
+    sign = np.sign(np.asarray(comp["den_sign"](*args), dtype=float))
+    r0 = W + 2 * L + 2 * o
+    deg = len(coeffs) - 1
+    # residual R - RHS(R) = num/den, increasing in R on [R0, inf); den has the sign of
+    # its leading coefficient there.  Scale R = v * R0.
+    scaled = [sign * coeffs[k] * r0 ** (deg - k) for k in range(deg + 1)]
+    scaled = [s / np.where(scaled[0] != 0, np.abs(scaled[0]), 1.0) for s in scaled] \
+        if deg > 0 else scaled
+
+    def f(v: np.ndarray) -> np.ndarray:
+        return horner(scaled, v)
+
+    # RHS(R) = R_w + 2L + R_q + R_y decreases in R, so from R0 <= R*:
+    # R1 = RHS(R0) >= R*, R2 = RHS(R1) <= R*, R3 = RHS(R2) >= R*  (alternating bounds)
+    def rhs(R: np.ndarray) -> np.ndarray:
+        rq, ry, rw = (np.asarray(v, dtype=float) for v in comp["back"](R, *args))
+        return rw + 2 * L + rq + ry
+
+    R1 = np.maximum(rhs(r0), r0)
+    R2 = np.maximum(rhs(R1), r0)
+    R3 = np.minimum(np.maximum(rhs(R2), R2), R1)
+    v_hi = R3 / r0 * (1.0 + 1e-12)
+    shape = np.broadcast_shapes(np.shape(v_hi), *(np.shape(s) for s in scaled))
+    v_lo = np.broadcast_to(R2 / r0 * (1.0 - 1e-12), shape)
+    # without handlers (o = 0) the root is R0 itself; rounding may put f(v_lo) a hair
+    # above zero, so step the lower end just below it (the poles lie below 0.81)
+    v_lo = np.where(f(v_lo) > 0, np.minimum(v_lo, 1.0) - 1e-9, v_lo)
+    root = polynomial_root(scaled, v_lo, np.broadcast_to(v_hi, shape), newton_steps=10,
+                           tol=tol, max_iter=max_iter, on_fail=on_fail)
+    R = np.asarray(root.x, dtype=float) * r0
+    rq, ry, rw = (np.broadcast_to(np.asarray(v, dtype=float), shape)
+                  for v in comp["back"](R, *args))
+    lam = 1.0 / R
+    return {"R": R, "lam": lam, "R_q": rq, "R_y": ry, "R_w": rw, "Q_q": lam * rq,
+            "Q_y": lam * ry, "U_q": o * lam, "U_y": o * lam, "converged": root.converged,
+            "iterations": root.iterations, "residual": root.residual}
+
+
+# ---------------------------------------------------------------------------
+# queueing-network methods
+# ---------------------------------------------------------------------------
+
+def _lopc_network(P: int, W: float, o: float, L: float, c: float) -> Any:
+    """The all-to-all machine as an :class:`mva.ClosedNetwork` (one chain per thread)."""
+    import mva
+
+    C = 3 * P
+    visits = np.zeros((C, P))
+    service = np.zeros((C, P))
+    for t in range(P):
+        visits[3 * t, t] = 1.0                 # compute at home (low priority)
+        service[3 * t, t] = W
+        others = [j for j in range(P) if j != t]
+        visits[3 * t + 1, others] = 1.0 / (P - 1)   # request handler elsewhere
+        service[3 * t + 1, others] = o
+        visits[3 * t + 2, t] = 1.0             # reply handler at home
+        service[3 * t + 2, t] = o
+    return mva.ClosedNetwork(
+        demands=visits * service, populations=np.ones(P, dtype=int),
+        think_times=np.full(P, 2.0 * L), kinds=("queue",) * P, servers=np.ones(P, dtype=int),
+        cs2=np.full(P, float(c)), visits=visits, chains=np.repeat(np.arange(P), 3),
+        priorities=np.tile([0, 1, 1], P), disciplines=("fcfs",) * P,
+        station_names=tuple(f"proc{j}" for j in range(P)),
+        class_names=tuple(f"{k}{t}" for t in range(P) for k in ("compute", "request", "reply")))
+
+
+def _solve_network(p: LoPCParams, method: str, opts: Mapping[str, Any],
+                   on_fail: str) -> dict[str, Any]:
+    arrs = np.broadcast_arrays(*(np.asarray(getattr(p, n), dtype=float)
+                                 for n in ("P", "W", "o", "L", "cs2")))
+    shape = arrs[0].shape
+    flat = [a.ravel() for a in arrs]
+    keys = ("R", "R_w", "R_q", "R_y", "Q_q", "Q_y")
+    out = {k: np.empty(flat[0].size) for k in keys}
+    conv = np.ones(flat[0].size, dtype=bool)
+    iters, resid, used = 0, 0.0, set()
+    for i in range(flat[0].size):
+        P, W, o, L, c = (float(a[i]) for a in flat)
+        P = int(P)
+        m = method
+        if m == "mva":
+            m = "exact" if P <= EXACT_MAX_P else "linearizer"
+        if m == "exact" and P > 16:
+            raise ValueError(f"method='exact' needs 2**P population vectors; P must be <= 16 "
+                             f"for it; got P={P} (use 'linearizer' or 'schweitzer')")
+        used.add(m)
+        kw = dict(opts)
+        if m != "exact":
+            kw.setdefault("on_fail", on_fail)
+            kw.setdefault("tol", ENGINE_TOL)
+        res = _engine(m)(_lopc_network(P, W, o, L, c), **kw)
+        Rk = np.asarray(res.residence_time, dtype=float)
+        Qk = np.asarray(res.queue_length, dtype=float)
+        X = np.asarray(res.chain_throughput, dtype=float)
+        out["R"][i] = 1.0 / float(np.mean(X))
+        out["R_w"][i] = float(np.mean(Rk[0::3].sum(axis=1)))
+        out["R_q"][i] = float(np.mean(Rk[1::3].sum(axis=1)))
+        out["R_y"][i] = float(np.mean(Rk[2::3].sum(axis=1)))
+        out["Q_q"][i] = float(Qk[1::3].sum()) / P
+        out["Q_y"][i] = float(Qk[2::3].sum()) / P
+        conv[i] = bool(getattr(res, "converged", True))
+        iters = max(iters, int(getattr(res, "iterations", 0) or 0))
+        resid = max(resid, float(getattr(res, "residual", 0.0) or 0.0))
+    v: dict[str, Any] = {k: a.reshape(shape) for k, a in out.items()}
+    lam = 1.0 / v["R"]
+    o_arr = np.broadcast_to(np.asarray(p.o, dtype=float), shape)
+    v.update(lam=lam, U_q=o_arr * lam, U_y=o_arr * lam, converged=conv.reshape(shape),
+             iterations=iters, residual=resid, used="+".join(sorted(used)))
+    return v
+
+
+# ---------------------------------------------------------------------------
+# public solve
+# ---------------------------------------------------------------------------
+
+def solve(params: LoPCParams | None = None, method: str = "lopc", *, tol: float = 1e-13,
+          max_iter: int = 200, on_fail: str = "warn", **kwargs: Any) -> LoPCResult:
+    """Solve the LoPC all-to-all request/reply model.
+
+    Parameters
+    ----------
+    params : LoPCParams, optional
+        Model parameters, or give the fields of :class:`LoPCParams` as
+        keyword arguments.
+    method : {"lopc", "mva", "exact", "linearizer", "schweitzer"}, default "lopc"
+        ``"lopc"``: the published equations (see :func:`lopc_system`),
+        reduced symbolically to a quartic in ``R`` and solved for the whole
+        grid at once by :func:`mva.fixedpoint.bracketed_root`.  The others
+        solve the closed queueing network of the same machine (one chain of
+        population 1 per thread; classes compute, request handler, reply
+        handler; handlers preempt computation, BKT) with the engine
+        (:func:`mva.exact_mva`, :func:`mva.linearizer`, :func:`mva.schweitzer`).
+        ``"mva"`` picks ``"exact"`` for ``P <= EXACT_MAX_P`` (the exact
+        recursion visits ``2**P`` population vectors) and ``"linearizer"``
+        above.
+    tol, max_iter, on_fail
+        Root-finder settings for ``"lopc"`` (``on_fail`` also goes to the
+        iterative engine methods).
+    **kwargs
+        Fields of :class:`LoPCParams`, and ``engine_options`` (a dict passed
+        to the engine's solver function).
+
+    Returns
+    -------
+    LoPCResult
+
+    Notes
+    -----
+    The right-hand side of :math:`R = R_w + 2L + R_q + R_y` decreases in
+    :math:`R` (every contention term falls as the request rate
+    :math:`1/R` falls), so the root is unique and lies in
+    :math:`[R_0, \\mathrm{RHS}(R_0)]` with :math:`R_0 = W + 2L + 2o`.  The
+    equations do not depend on ``P`` (each processor receives on average one
+    request per cycle whatever ``P``); the network methods do, through the
+    arrival theorem (a thread never finds its own request queued).
+
+    References
+    ----------
+    M. I. Frank, A. Agarwal and M. K. Vernon, PPoPP 1997.
+
+    Examples
+    --------
+    The workload on which four independent simulators agree on 1404.7-1407.6:
+
+    >>> r = solve(LoPCParams(P=16, W=1000, o=100, L=50))
+    >>> round(r.R, 1), round(r.contention, 1)
+    (1409.4, 109.4)
+    >>> import numpy as np
+    >>> np.round(solve(P=16, W=[0, 1000, 10000], o=100, L=50).contention, 1).tolist()
+    [151.9, 109.4, 101.0]
+    """
+    engine_options = kwargs.pop("engine_options", None) or {}
+    if params is None:
+        check_kwargs("solve", kwargs, [f.name for f in fields(LoPCParams)])
+        params = LoPCParams(**kwargs)
+    elif kwargs:
+        check_kwargs("solve", kwargs, [])
+    if not isinstance(params, LoPCParams):
+        raise ValueError(f"params must be a LoPCParams; got {type(params).__name__}")
+    check_choice("method", method, METHODS)
+    check_choice("on_fail", on_fail, ("warn", "raise", "ignore"))
+    W, o, L, c = (np.asarray(getattr(params, n), dtype=float) for n in ("W", "o", "L", "cs2"))
+    shape = np.broadcast_shapes(np.shape(params.P), W.shape, o.shape, L.shape, c.shape)
+    if method == "lopc":
+        v = _solve_lopc(W, o, L, c, tol=tol, max_iter=max_iter, on_fail=on_fail)
+        label = "lopc"
+    else:
+        v = _solve_network(params, method, dict(engine_options), on_fail)
+        label = v["used"] if method == "mva" else method
+    r0 = np.broadcast_to(np.asarray(params.contention_free, dtype=float), shape)
+
+    def out(x: Any) -> Any:
+        return scalar_or_array(np.broadcast_to(np.asarray(x, dtype=float), shape))
+
+    conv = np.broadcast_to(np.asarray(v["converged"]), shape)
+    return LoPCResult(
+        R=out(v["R"]), lam=out(v["lam"]), R_w=out(v["R_w"]), R_q=out(v["R_q"]),
+        R_y=out(v["R_y"]), Q_q=out(v["Q_q"]), Q_y=out(v["Q_y"]), U_q=out(v["U_q"]),
+        U_y=out(v["U_y"]), contention=out(np.asarray(v["R"]) - r0), contention_free=out(r0),
+        method=label, converged=bool(conv) if conv.ndim == 0 else conv.copy(),
+        iterations=int(v["iterations"]), residual=float(v["residual"]))
+
+
+# ---------------------------------------------------------------------------
+# client-server variant
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class ClientServerResult:
+    """Solution of the client-server LoPC variant.
+
+    Attributes
+    ----------
+    R : float or array
+        Mean cycle of one client: compute, request, reply (cycles).
+    lam : float or array
+        Request rate of one client, ``1 / R``.
+    R_q : float or array
+        Residence of a request at its server (waiting + handler, cycles).
+    R_y : float or array
+        Reply handler at the client (``o``: nothing else runs there).
+    Q_q : float or array
+        Mean number of requests at one server.
+    U_server : float or array
+        Utilization of one server, ``(P - S) o / (S R)``.
+    throughput : float or array
+        Requests completed per cycle by the whole machine, ``(P - S) / R``.
+    work_rate : float or array
+        Useful computation per cycle per processor, ``(P - S) W / (P R)``.
+    contention : float or array
+        ``R - (W + 2L + 2o)``.
+    clients, servers : int or array
+    method : str
+    iterations : int
+    """
+
+    R: Any
+    lam: Any
+    R_q: Any
+    R_y: Any
+    Q_q: Any
+    U_server: Any
+    throughput: Any
+    work_rate: Any
+    contention: Any
+    clients: Any
+    servers: Any
+    method: str = "lopc"
+    iterations: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as a plain dict."""
+        return asdict(self)
+
+    def to_frame(self) -> Any:
+        """Numeric fields as a :class:`pandas.DataFrame`."""
+        return _frame(self, ("method", "iterations"))
+
+
+def _cs_lopc(C: np.ndarray, S: np.ndarray, W: np.ndarray, o: np.ndarray, L: np.ndarray,
+             c: np.ndarray) -> np.ndarray:
+    """Closed-form cycle time of the arrival-instant client-server equations."""
+    a = C / S
+    Z = W + 2 * L + o
+    B = Z + a * o + o
+    C0 = a * o * (Z - o * (c - 1) / 2)
+    return (B + np.sqrt(np.maximum(B * B - 4 * C0, 0.0))) / 2
+
+
+def _cs_exact(C: int, S: int, W: float, o: float, L: float, c: float) -> tuple[float, int]:
+    """Exact single-class MVA (C clients, S symmetric servers, delay W + 2L + o)."""
+    import mva
+
+    net = mva.ClosedNetwork(demands=np.full((1, S), o / S), populations=[C],
+                            think_times=[W + 2 * L + o], kinds=("queue",) * S,
+                            cs2=np.full(S, c), visits=np.full((1, S), 1.0 / S),
+                            disciplines=("fcfs",) * S)
+    res = mva.exact_mva(net)
+    # chain throughput counts all C clients: one client's cycle is C / X
+    return C / float(np.asarray(res.chain_throughput)[0]), int(getattr(res, "iterations", 0))
+
+
+def solve_client_server(P: Any, S: Any, W: Any, o: Any, L: Any, cs2: Any = 1.0, *,
+                        method: str = "lopc") -> ClientServerResult:
+    """Client-server LoPC: ``S`` processors serve, ``P - S`` compute and request.
+
+    Parameters
+    ----------
+    P : int or array
+        Processors (>= 2).
+    S : int or array
+        Servers, ``1 <= S <= P - 1``.
+    W, o, L : float or array
+        Client compute time, handler occupancy, one-way latency (cycles).
+    cs2 : float or array, default 1
+        Handler service squared coefficient of variation.
+    method : {"lopc", "mva"}
+        ``"lopc"``: LoPC's arrival-instant equations (closed form);
+        ``"mva"``: exact MVA of the same closed network (arrival theorem),
+        through the :mod:`mva` engine.
+
+    Returns
+    -------
+    ClientServerResult
+
+    Notes
+    -----
+    A client's cycle is :math:`R = W + 2L + R_q + R_y`.  Servers run no
+    threads, so a server's request handler waits only for other requests;
+    clients receive no requests, so the reply handler runs alone:
+    :math:`R_y = o`.  Each of the :math:`C = P - S` clients sends
+    :math:`\\lambda = 1/R` requests per cycle, spread uniformly over the
+    :math:`S` servers, so by Little's law a server holds
+    :math:`Q_q = (C/S)\\lambda R_q` requests and
+
+    .. math::
+
+        R_q = o\\left(1 + Q_q + U\\tfrac{c - 1}{2}\\right), \\qquad U = \\frac{C o}{S R}.
+
+    With :math:`a = C/S` and :math:`Z = W + 2L + o` this is the quadratic
+
+    .. math::
+
+        R^2 - (Z + a o + o) R + a o \\left(Z - o\\tfrac{c - 1}{2}\\right) = 0,
+
+    whose larger root is the cycle time.  The exact MVA method solves the
+    same network (``C`` customers, ``S`` identical FCFS queues with demand
+    ``o/S`` each, a delay ``Z``) with the arrival theorem.
+
+    Examples
+    --------
+    >>> r = solve_client_server(16, 4, 1000, 100, 50)
+    >>> round(r.R, 1), round(r.U_server, 3)
+    (1329.2, 0.226)
+    """
+    check_choice("method", method, ("lopc", "mva"))
+    Pa = check_integer("P", P, minimum=2)
+    Sa = check_integer("S", S, minimum=1)
+    if np.any(Sa >= Pa):
+        raise ValueError(f"S must be <= P - 1 (at least one client); got S={S!r}, P={P!r}")
+    Wa, oa, La = (check_nonnegative(n, v) for n, v in (("W", W), ("o", o), ("L", L)))
+    ca = check_nonnegative("cs2", cs2)
+    if np.any(Wa + 2 * La + 2 * oa <= 0):
+        raise ValueError("W + 2L + 2o must be > 0; got 0")
+    Pa, Sa, Wa, oa, La, ca = np.broadcast_arrays(Pa, Sa, Wa, oa, La, ca)
+    C = (Pa - Sa).astype(float)
+    iters = 0
+    if method == "lopc":
+        R = _cs_lopc(C, Sa.astype(float), Wa, oa, La, ca)
+    else:
+        R = np.empty(Pa.shape)
+        for idx in np.ndindex(Pa.shape):
+            R[idx], it = _cs_exact(int(C[idx]), int(Sa[idx]), float(Wa[idx]), float(oa[idx]),
+                                   float(La[idx]), float(ca[idx]))
+            iters = max(iters, it)
+    lam = 1.0 / R
+    R_q = R - (Wa + 2 * La + oa)
+    return ClientServerResult(
+        R=scalar_or_array(R), lam=scalar_or_array(lam), R_q=scalar_or_array(R_q),
+        R_y=scalar_or_array(oa * 1.0), Q_q=scalar_or_array(C / Sa * lam * R_q),
+        U_server=scalar_or_array(C * oa / (Sa * R)), throughput=scalar_or_array(C / R),
+        work_rate=scalar_or_array(C * Wa / (Pa * R)),
+        contention=scalar_or_array(R - (Wa + 2 * La + 2 * oa)),
+        clients=int(C) if C.ndim == 0 else C.astype(np.int64),
+        servers=int(Sa) if Sa.ndim == 0 else Sa.astype(np.int64),
+        method=method, iterations=iters)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OptimalServers:
+    """Best split of ``P`` processors into servers and clients.
+
+    Attributes
+    ----------
+    servers : int or array
+        Number of servers maximising the machine's request throughput.
+    throughput : float or array
+        ``(P - S) / R`` at the optimum (requests per cycle).
+    R : float or array
+        Client cycle time at the optimum (cycles).
+    all_to_all_throughput : float or array
+        ``P / R`` of the all-to-all LoPC model on the same parameters, for
+        comparison (every processor computes and serves).
+    """
+
+    servers: Any
+    throughput: Any
+    R: Any
+    all_to_all_throughput: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as a plain dict."""
+        return asdict(self)
+
+    def to_frame(self) -> Any:
+        """The fields as a :class:`pandas.DataFrame`."""
+        return _frame(self, ())
+
+
+def optimal_servers(P: Any, W: Any, o: Any, L: Any, cs2: Any = 1.0, *,
+                    method: str = "lopc") -> OptimalServers:
+    """The number of servers ``S`` that maximises client-server throughput.
+
+    Parameters
+    ----------
+    P : int or array
+        Processors (>= 2).
+    W, o, L, cs2 : float or array
+        As in :func:`solve_client_server`.
+    method : {"lopc", "mva"}
+
+    Returns
+    -------
+    OptimalServers
+
+    Notes
+    -----
+    Evaluates every split ``S = 1 .. P - 1`` (vectorised over the grid) and
+    keeps the one with the largest request throughput ``(P - S)/R``; ties go
+    to the fewer servers.  A useful guide: throughput is limited by the
+    clients, ``(P - S)/(W + 2L + 2o)``, and by the servers, ``S/o``; the
+    optimum lies near the balance point
+    :math:`S \\approx P o / (W + 2L + 3o)`.
+
+    Examples
+    --------
+    >>> best = optimal_servers(16, 1000, 100, 50)
+    >>> best.servers, round(best.throughput, 5)
+    (2, 0.01)
+    """
+    check_choice("method", method, ("lopc", "mva"))
+    Pa = check_integer("P", P, minimum=2)
+    Wa, oa, La = (check_nonnegative(n, v) for n, v in (("W", W), ("o", o), ("L", L)))
+    ca = check_nonnegative("cs2", cs2)
+    Pa, Wa, oa, La, ca = np.broadcast_arrays(Pa, Wa, oa, La, ca)
+    best_S = np.ones(Pa.shape, dtype=np.int64)
+    best_X = np.full(Pa.shape, -np.inf)
+    best_R = np.full(Pa.shape, np.nan)
+    for s in range(1, int(Pa.max())):
+        ok = Pa > s
+        if not np.any(ok):
+            continue
+        r = solve_client_server(np.where(ok, Pa, s + 1), s, Wa, oa, La, ca, method=method)
+        X = np.where(ok, np.asarray(r.throughput, dtype=float), -np.inf)
+        better = X > best_X * (1 + 1e-12)
+        best_S = np.where(better, s, best_S)
+        best_R = np.where(better, np.asarray(r.R, dtype=float), best_R)
+        best_X = np.maximum(best_X, X)
+    a2a = solve(LoPCParams(P=Pa, W=Wa, o=oa, L=La, cs2=ca))
+    return OptimalServers(servers=int(best_S) if best_S.ndim == 0 else best_S,
+                          throughput=scalar_or_array(best_X),
+                          R=scalar_or_array(best_R),
+                          all_to_all_throughput=scalar_or_array(Pa / np.asarray(a2a.R)))
+
+
+# ---------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------
+
+def register_cli(subparsers: Any) -> None:
+    """Add the ``lopc`` subcommand (``smp-contention lopc --P 16 --W 1000 --o 100 --L 50``)."""
+    from models._cli import add_common, int_list, number_list
+
+    p = subparsers.add_parser(
+        "lopc", help="LoPC request/reply contention (Frank, Agarwal, Vernon 1997)",
+        description="Round trip and contention cost of the LoPC all-to-all model over a grid "
+                    "of the given values (comma lists or start:stop[:step] ranges).")
+    p.add_argument("--P", type=int_list, default=[16], help="processors")
+    p.add_argument("--W", type=number_list, default=[1000.0], help="compute time (cycles)")
+    p.add_argument("--o", type=number_list, default=[100.0], help="handler occupancy (cycles)")
+    p.add_argument("--L", type=number_list, default=[50.0], help="network latency (cycles)")
+    p.add_argument("--cs2", type=number_list, default=[1.0], help="handler service SCV")
+    p.add_argument("--method", choices=METHODS, default="lopc")
+    p.add_argument("--client-server", dest="client_server", action="store_true",
+                   help="also print the best client/server split")
+    add_common(p)
+    p.set_defaults(func=_cli_run)
+
+
+def _cli_run(args: Any) -> str:
+    from models._cli import emit
+    from mva.table import Table, tabulate
+
+    grid = {"P": args.P, "W": args.W, "o": args.o, "L": args.L, "cs2": args.cs2}
+    tables = [tabulate(lambda **kw: solve(LoPCParams(**kw), method=args.method), grid,
+                       columns=["R", "contention", "R_w", "R_q", "R_y", "Q_q", "Q_y", "U_q"],
+                       title=f"LoPC all-to-all ({args.method})",
+                       formats={k: ".2f" for k in ("R", "contention", "R_w", "R_q", "R_y")}
+                       | {k: ".4f" for k in ("Q_q", "Q_y", "U_q")})]
+    if args.client_server:
+        from mva.table import grid_points
+
+        pts = grid_points({k: v for k, v in grid.items()})
+        best = optimal_servers(pts["P"], pts["W"], pts["o"], pts["L"], pts["cs2"],
+                               method="lopc" if args.method == "lopc" else "mva")
+        cols = dict(pts)
+        cols.update(servers=np.atleast_1d(best.servers), throughput=np.atleast_1d(best.throughput),
+                    all_to_all=np.atleast_1d(best.all_to_all_throughput))
+        tables.append(Table.from_columns(cols, title="Best client/server split "
+                                         f"({'lopc' if args.method == 'lopc' else 'mva'})",
+                                         formats={"throughput": ".6g", "all_to_all": ".6g"}))
+    return emit(tables, args)

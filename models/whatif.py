@@ -1,0 +1,124 @@
+"""The default what-if report: ``smp-contention`` with no subcommand.
+
+It answers the product's first questions with default parameters, in a few
+milliseconds, as tables:
+
+1. How much does contention add to a request/reply round trip?  LoPC on
+   ``P`` processors over a range of compute times ``W``.
+2. How does INI contention grow with the number of PEs sharing an INI?  The
+   thesis model with the parameters of its Figure 6-3.
+3. Fixed, Floating or Single protocol processing?  The policy model on the
+   paper's null-handler and fetch-block presets (when :mod:`models.policy`
+   provides them).
+
+Every table comes from the models; nothing here is typed in by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+from mva.table import Table
+
+__all__ = ["report", "register_cli"]
+
+#: default compute times swept in the LoPC table (cycles)
+DEFAULT_W = (250.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0)
+#: default PEs per INI swept in the INI table
+DEFAULT_N = (1, 2, 4, 8, 16)
+
+
+def _lopc_table(P: int, o: float, L: float, W: Any) -> Table:
+    from models import lopc
+
+    W = np.asarray(W, dtype=float)
+    r = lopc.solve(lopc.LoPCParams(P=P, W=W, o=o, L=L))
+    free = np.asarray(r.contention_free)
+    return Table.from_columns(
+        {"W": W, "no-contention R": free, "R": r.R, "contention": r.contention,
+         "contention %": 100.0 * np.asarray(r.contention) / free, "U_q": r.U_q},
+        title=f"LoPC round trip on P={P} processors (o={o:g}, L={L:g} cycles)",
+        formats={"no-contention R": ".1f", "R": ".1f", "contention": ".1f",
+                 "contention %": ".1f", "U_q": ".3f"})
+
+
+def _ini_table(N: Any) -> Table:
+    from models import ini
+
+    N = np.asarray(N, dtype=float)
+    r = ini.solve(ini.INIParams(N=N, **ini.FIGURE_6_3))
+    return Table.from_columns(
+        {"N": N.astype(int), "R": r.R, "contention": r.contention, "Q_o": r.Q_o,
+         "U_o": r.U_o, "bottleneck": np.broadcast_to(np.asarray(r.bottleneck, dtype=object),
+                                                     N.shape)},
+        title="INI queue length against PEs per INI (thesis Figure 6-3 parameters: "
+              "W=41789, o=742, O=2336, l=L=0)",
+        formats={"R": ".1f", "contention": ".1f", "Q_o": ".3f", "U_o": ".3f"})
+
+
+def _policy_tables() -> list[Table]:
+    """Fixed/Floating/Single on the paper's presets, if the policy model offers them."""
+    try:
+        from models import policy
+    except ImportError:
+        return []
+    compare = getattr(policy, "whatif_table", None)
+    return [compare()] if callable(compare) else []
+
+
+def report(*, P: int = 16, o: float = 100.0, L: float = 50.0,
+           W: Any = DEFAULT_W, N: Any = DEFAULT_N) -> list[Table]:
+    """The default what-if tables.
+
+    Parameters
+    ----------
+    P : int, default 16
+        Processors in the LoPC table.
+    o, L : float, default 100, 50
+        Handler occupancy and network latency of the LoPC table (cycles).
+    W : sequence of float
+        Compute times swept in the LoPC table (cycles).
+    N : sequence of int
+        PEs per INI swept in the INI table.
+
+    Returns
+    -------
+    list of mva.table.Table
+
+    Examples
+    --------
+    >>> tables = report(W=[1000.0], N=[1, 4])
+    >>> round(float(tables[0]["R"][0]))   # LoPC equations; simulators give 1404.7-1407.6
+    1409
+    >>> [int(n) for n in tables[1]["N"]]
+    [1, 4]
+    """
+    return [_lopc_table(P, o, L, W), _ini_table(N), *_policy_tables()]
+
+
+def register_cli(subparsers: Any) -> None:
+    """Add the ``whatif`` subcommand (also what ``smp-contention`` runs with no arguments)."""
+    from models._cli import add_common, int_list, number_list
+
+    p = subparsers.add_parser(
+        "whatif", help="the default what-if report (LoPC, INI, policies)",
+        description="The default what-if report: what contention adds to a round trip "
+                    "(LoPC), INI queueing against PEs per INI (thesis Figure 6-3) and, "
+                    "where available, Fixed/Floating/Single protocol processing.")
+    p.add_argument("--P", type=int, default=16, help="processors in the LoPC table (default 16)")
+    p.add_argument("--o", type=float, default=100.0, help="LoPC handler occupancy (cycles)")
+    p.add_argument("--L", type=float, default=50.0, help="LoPC network latency (cycles)")
+    p.add_argument("--W", type=number_list, default=list(DEFAULT_W),
+                   help="LoPC compute times to sweep (cycles)")
+    p.add_argument("--N", type=int_list, default=list(DEFAULT_N), help="PEs per INI to sweep")
+    add_common(p)
+    p.set_defaults(func=_cli_run)
+
+
+def _cli_run(args: argparse.Namespace) -> str:
+    from models._cli import emit
+
+    return emit(report(P=args.P, o=args.o, L=args.L, W=args.W, N=args.N), args)

@@ -1,0 +1,388 @@
+"""Tests for the two-level INI model (Jiang 1997, thesis chapter 6)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.optimize import brentq
+
+from models import ini
+from models.ini import FIGURE_6_3, INIParams, ini_overhead, solve
+
+# -- an independent solution of equations 6.1-6.10, written out separately ----------
+
+
+def thesis_reference(N, W, o, l, O, L):
+    """Scalar brentq on R of the ten published equations (thesis section 6.3)."""
+
+    def unknowns(R):
+        lam = 1.0 / R                         # 6.2
+        U_q = o / R                           # 6.10
+        # 6.3, 6.4, 6.6, 6.7: R_q = o(1 + lam R_q + lam R_y), R_y = o(1 + lam R_q)
+        # -> R_q (1 - o lam) = o + o lam R_y,  R_y = o + o lam R_q
+        R_q = (o + o * lam * o) / (1.0 - o * lam - (o * lam) ** 2)
+        R_y = o * (1.0 + lam * R_q)
+        Q_q, Q_y = lam * R_q, lam * R_y
+        R_o = O / (1.0 - 4.0 * N * lam * O)   # 6.5 + 6.8
+        Q_o = 4.0 * N * lam * R_o
+        R_w = (W + o * Q_q) / (1.0 - U_q)     # 6.9
+        return dict(R=R, lam=lam, U_q=U_q, R_q=R_q, R_y=R_y, Q_q=Q_q, Q_y=Q_y, R_o=R_o,
+                    Q_o=Q_o, R_w=R_w)
+
+    def f(R):                                  # 6.1
+        u = unknowns(R)
+        return u["R_w"] + 2 * l + u["R_q"] + 2 * L + 4 * u["R_o"] + u["R_y"] - R
+
+    lo = max(4.0 * N * O, o * (1 + math.sqrt(5)) / 2) * (1 + 1e-12) + 1e-9
+    R = brentq(f, lo, 1e13, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+    return unknowns(R)
+
+
+params = st.fixed_dictionaries({
+    "N": st.floats(0.25, 64.0),
+    "W": st.floats(0.0, 1e5),
+    "o": st.floats(0.0, 3000.0),
+    "l": st.floats(0.0, 1000.0),
+    "O": st.floats(0.0, 5000.0),
+    "L": st.floats(0.0, 3000.0),
+}).filter(lambda p: p["W"] + 2 * p["l"] + 2 * p["L"] + 2 * p["o"] + 4 * p["O"] > 1.0)
+
+
+@given(params)
+def test_thesis_matches_independent_brentq(p):
+    ref = thesis_reference(**p)
+    r = solve(INIParams(**p))
+    assert r.converged
+    for k in ("R", "lam", "R_q", "R_y", "R_o", "R_w", "Q_q", "Q_y", "Q_o", "U_q"):
+        assert getattr(r, k) == pytest.approx(ref[k], rel=1e-9, abs=1e-12), k
+
+
+def test_thesis_grid_matches_pointwise_reference():
+    rng = np.random.default_rng(7)
+    n = 40
+    grid = dict(N=rng.uniform(1, 32, n), W=rng.uniform(0, 5e4, n), o=rng.uniform(0, 2000, n),
+                l=rng.uniform(0, 500, n), O=rng.uniform(1, 4000, n), L=rng.uniform(0, 500, n))
+    r = solve(**grid)
+    assert np.shape(r.R) == (n,) and np.all(r.converged)
+    for i in range(n):
+        ref = thesis_reference(**{k: v[i] for k, v in grid.items()})
+        assert r.R[i] == pytest.approx(ref["R"], rel=1e-9)
+        assert r.Q_o[i] == pytest.approx(ref["Q_o"], rel=1e-9)
+
+
+variants = st.fixed_dictionaries({
+    "cs2_o": st.floats(0.0, 4.0), "cs2_O": st.floats(0.0, 4.0),
+    "K": st.integers(1, 4), "dispatch": st.sampled_from(ini.DISPATCH)})
+
+
+@given(params, variants)
+def test_q_o_bounded_by_n(p, v):
+    """Equation 6.11: Q_o <= N (every configuration, cs2 and dispatch variants too)."""
+    r = solve(INIParams(**p, **v))
+    assert 0.0 <= r.Q_o <= p["N"] * (1 + 1e-9)
+    assert 0.0 <= r.U_o < 1.0
+    assert 0.0 <= r.U_q <= 1.0
+
+
+@given(params, variants)
+def test_round_trip_at_least_contention_free(p, v):
+    r = solve(INIParams(**p, **v))
+    r0 = p["W"] + 2 * p["l"] + 2 * p["L"] + 2 * p["o"] + 4 * p["O"]
+    assert r.contention_free == pytest.approx(r0)
+    assert r.R >= r0 * (1 - 1e-12)
+    assert r.contention >= -1e-9 * r0
+    assert r.R == pytest.approx(r.R_w + 2 * p["l"] + r.R_q + 2 * p["L"] + 4 * r.R_o + r.R_y,
+                                rel=1e-9)
+    # Little's law
+    assert r.Q_q == pytest.approx(r.lam * r.R_q, rel=1e-9)
+    assert r.Q_o == pytest.approx(4 * (p["N"]) * r.lam * r.R_o, rel=1e-9)
+
+
+@given(params, st.floats(1.01, 4.0), st.sampled_from(["N", "O", "o"]))
+def test_round_trip_non_decreasing_in_n_o_and_big_o(p, factor, which):
+    base = solve(INIParams(**p)).R
+    q = dict(p)
+    q[which] = q[which] * factor + (1.0 if which != "N" else 0.0)
+    assert solve(INIParams(**q)).R >= base * (1 - 1e-12)
+
+
+def test_q_o_bound_symbolic():
+    import sympy as sp
+
+    b = ini.q_o_bound()
+    y = ini._symbols()
+    assert sp.simplify(b["limit"] - y["N"]) == 0
+    # the slack N - Q_o is N (R - 4 R_o)/R: a product/ratio of non-negative terms
+    slack = b["slack"]
+    pos = {s: sp.Symbol(s.name, positive=True) for s in slack.free_symbols}
+    assert sp.simplify(slack.subs(pos)).is_nonnegative
+    # equality case numerically: W = o = l = L = 0 gives Q_o = N
+    r = solve(N=np.array([1.0, 3.0, 7.5]), W=0, o=0, O=100)
+    np.testing.assert_allclose(r.Q_o, [1.0, 3.0, 7.5], rtol=1e-10)
+
+
+def test_reduced_equation_is_quintic_and_renders():
+    from mva.symbolic import clear_denominators, to_latex
+
+    e = ini.reduced_equation()
+    num, den, coeffs = clear_denominators(e.residual, e.keep)
+    assert len(coeffs) == 6
+    assert "\\lambda" in to_latex(num)
+    assert len(ini.thesis_system().equations) == 10
+
+
+def test_general_system_reduces_to_published():
+    import sympy as sp
+
+    y = ini._symbols()
+    s, d, m, ch, cO, phi = sp.symbols("s d m c_h c_O phi", positive=True)
+    g = ini.reduced_equation(general=True).residual.subs(
+        {s: y["O"], d: 0, m: y["N"], ch: 1, cO: 1, phi: 1})
+    assert sp.simplify(g - ini.reduced_equation().residual) == 0
+
+
+def test_figure_6_3_queue_grows_linearly_when_ini_dominates():
+    """Thesis section 6.4: with Figure 6-3's parameters, Q_o grows linearly with N once
+    the INI overhead dominates the cycle (4 N O >> W)."""
+    N = np.arange(1, 65, dtype=float)
+    r = solve(INIParams(N=N, **FIGURE_6_3))
+    q = np.asarray(r.Q_o)
+    assert np.all(np.diff(q) > 0)
+    big = N >= 24                         # 4 N O >= 5.4 W: INI-dominated
+    slope, icpt = np.polyfit(N[big], q[big], 1)
+    fit = slope * N[big] + icpt
+    assert slope == pytest.approx(1.0, abs=0.02)
+    assert np.max(np.abs(q[big] - fit)) < 0.05
+    # ... and far below N while the PEs dominate
+    assert q[0] < 0.25 and q[1] < 0.5
+    assert np.all(r.bottleneck[big] == "INI")
+
+
+def test_scalars_in_scalars_out_and_broadcasting():
+    r = solve(N=4, **FIGURE_6_3)
+    assert isinstance(r.R, float) and isinstance(r.Q_o, float) and isinstance(r.converged, bool)
+    r = solve(N=np.array([[1.0], [2.0]]), W=np.array([1e3, 1e4, 1e5]), o=10, O=100)
+    assert np.shape(r.R) == (2, 3) and np.shape(r.contention_free) == (2, 3)
+    assert r.to_dict()["method"] == "thesis"
+
+
+def test_cs2_effects():
+    base = solve(N=8, **FIGURE_6_3)
+    det = solve(N=8, cs2_O=0.0, **FIGURE_6_3)
+    bursty = solve(N=8, cs2_O=3.0, **FIGURE_6_3)
+    assert det.R < base.R < bursty.R
+    assert solve(N=8, cs2_o=0.0, **FIGURE_6_3).R < base.R
+    same = solve(N=8, cs2_O=1.0, cs2_o=1.0, **FIGURE_6_3)
+    assert same.R == base.R
+
+
+def test_dispatch_disciplines():
+    common = dict(S=16, W=41789.0, o=742.0, O=2336.0)
+    for K in (1,):
+        vals = [solve(INIParams(K=K, dispatch=d, **common)).R for d in ini.DISPATCH]
+        assert vals[0] == pytest.approx(vals[1], rel=1e-12)
+        assert vals[0] == pytest.approx(vals[2], rel=1e-12)
+    K = 4
+    st_ = solve(INIParams(K=K, dispatch="static", **common))
+    rr = solve(INIParams(K=K, dispatch="round_robin", **common))
+    sh = solve(INIParams(K=K, dispatch="shared", **common))
+    # static equals the thesis model with N = S / K
+    assert st_.R == pytest.approx(solve(N=4, W=41789.0, o=742.0, O=2336.0).R, rel=1e-12)
+    # pooling beats splitting; regular (round-robin) splitting beats static binding
+    assert sh.R < rr.R < st_.R
+    assert sh.U_o == pytest.approx(4 * 4 * sh.lam * 2336.0)
+
+
+def test_round_robin_arrival_scv_limits():
+    assert ini.round_robin_arrival_scv(1, 32, 0.5) == pytest.approx(1.0)
+    assert ini.round_robin_arrival_scv(4, 1, 0.5) == pytest.approx(0.25)
+    v = ini.round_robin_arrival_scv(4, np.array([2, 8, 64]), 0.5)
+    assert np.all(np.diff(v) > 0) and np.all((v > 0.25) & (v < 1))
+
+
+def test_ini_overhead_tables():
+    for path, tab in (("send", ini.TABLE_5_1), ("receive", ini.TABLE_5_2)):
+        got = ini_overhead(np.array(tab["len"]), path=path)
+        np.testing.assert_allclose(got, tab["total"])
+        # linear growth below the MTU, fragmentation step above it
+        assert ini_overhead(1500, path) < ini_overhead(1501, path) - 5000
+        assert np.all(np.diff(ini_overhead(np.arange(0, 1501, 50), path)) > 0)
+    assert ini_overhead(0, "mean") == pytest.approx((2318 + 2513) / 2)
+    with pytest.raises(ValueError, match="message_bytes"):
+        ini_overhead(70000)
+    with pytest.raises(ValueError, match="path"):
+        ini_overhead(10, path="both")
+
+
+def test_tables_are_consistent_with_their_columns():
+    # the thesis's totals include time outside the five listed modules: total >= parts
+    t = ini.TABLE_5_1
+    for i in range(len(t["len"])):
+        parts = sum(t[c][i] for c in ("handler", "queue", "slid_win", "UDP", "IP"))
+        assert parts <= t["total"][i]
+    assert len(set(map(len, ini.TABLE_5_2.values()))) == 1
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(N=-1, W=1, o=1, O=1), "N"),
+    (dict(N=2, W=-1, o=1, O=1), "W"),
+    (dict(N=2, W=1, o=float("nan"), O=1), "o"),
+    (dict(N=2, W=1, o=1, O=1, cs2_O=-0.5), "cs2_O"),
+    (dict(N=2, W=1, o=1, O=1, K=0), "K"),
+    (dict(N=2, W=1, o=1, O=1, dispatch="random"), "dispatch"),
+    (dict(N=2, S=5, K=2, W=1, o=1, O=1), "N must equal S / K"),
+    (dict(W=1, o=1, O=1), "give N"),
+    (dict(N=2, W=0, o=0, O=0), "contention-free"),
+    (dict(N=2, W=1, o=1, O=1, clusters=1), "clusters"),
+])
+def test_bad_parameters(kw, match):
+    with pytest.raises(ValueError, match=match):
+        INIParams(**kw)
+
+
+def test_bad_solver_arguments():
+    p = INIParams(N=2, W=1, o=1, O=1)
+    with pytest.raises(ValueError, match="method"):
+        solve(p, method="magic")
+    with pytest.raises(ValueError, match="unknown keyword"):
+        solve(N=2, W=1, o=1, O=1, bogus=3)
+    with pytest.raises(ValueError, match="on_fail"):
+        solve(p, on_fail="shrug")
+
+
+def test_cli_ini_markdown():
+    from models.cli import main
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["ini", "--N", "1,2,4,8", "--W", "41789", "--o", "742", "--O", "2336",
+                     "--format", "md"]) == 0
+    out = buf.getvalue()
+    rows = [line for line in out.splitlines() if line.startswith("|") and "---" not in line]
+    assert len(rows) == 5 and "Q_o" in rows[0]
+    q = [float(line.split("|")[4]) for line in rows[1:]]
+    ref = solve(N=np.array([1.0, 2, 4, 8]), **FIGURE_6_3).Q_o
+    np.testing.assert_allclose(q, ref, atol=1e-4)
+
+
+def test_presets():
+    assert FIGURE_6_3 == {"W": 41789.0, "o": 742.0, "O": 2336.0, "l": 0.0, "L": 0.0}
+    assert ini.MTU_BYTES == 1500
+
+
+# -- queueing-network methods (mva engine) ------------------------------------------
+
+@pytest.mark.parametrize("dispatch", ini.DISPATCH)
+def test_network_methods_agree_with_thesis_at_light_load(dispatch):
+    p = INIParams(S=2, K=2, W=1e7, o=50.0, l=10.0, O=80.0, L=20.0, dispatch=dispatch)
+    ref = solve(p).R
+    for m in ("exact", "linearizer", "schweitzer"):
+        r = solve(p, method=m)
+        assert r.method == m and r.converged
+        assert r.R == pytest.approx(ref, rel=1e-4)
+        assert r.R >= p.contention_free * (1 - 1e-12)
+
+
+def test_network_exact_vs_linearizer_and_thesis():
+    """Figure 6-3 workload, S = 4 PEs per INI, 2 clusters (8 threads).  Exact MVA and
+    Linearizer agree closely; the thesis's arrival-instant equations let a message see
+    its own thread's share of the INI queue, so they over-estimate R_o (and R)."""
+    p = INIParams(S=4, **FIGURE_6_3)
+    ex, li, th = (solve(p, method=m) for m in ("exact", "linearizer", "thesis"))
+    assert li.R == pytest.approx(ex.R, rel=0.005)
+    assert th.R > ex.R and th.R_o > ex.R_o
+    assert th.R == pytest.approx(ex.R, rel=0.10)
+    assert ex.Q_o <= 4.0 and ex.U_o < 1
+    # Little's law on the network results
+    assert ex.Q_o == pytest.approx(4 * 4 * ex.lam * ex.R_o, rel=1e-6)
+    assert ex.R == pytest.approx(ex.R_w + ex.R_q + 4 * ex.R_o + ex.R_y, rel=1e-6)
+
+
+def test_network_round_trip_non_decreasing_in_population():
+    R = [solve(INIParams(S=s, **FIGURE_6_3), method="linearizer").R for s in (1, 2, 4)]
+    assert R[0] <= R[1] <= R[2]
+
+
+def test_network_exact_refuses_huge_lattice():
+    with pytest.raises(ValueError, match="linearizer"):
+        solve(INIParams(S=8, **FIGURE_6_3), method="exact")
+    with pytest.raises(ValueError, match="integer number of PEs"):
+        solve(INIParams(N=1.5, **FIGURE_6_3), method="linearizer")
+
+
+def test_quintic_coefficients_printed_in_docs():
+    """docs/models/ini.rst prints c_0..c_5 of the reduced equation; check them."""
+    import sympy as sp
+
+    from mva.symbolic import clear_denominators
+
+    y = ini._symbols()
+    N, O, o, l, L, W = (y[k] for k in ("N", "O", "o", "l", "L", "W"))
+    docs = [
+        -8 * N * O * o**3 * (l + L),
+        2 * o**2 * (l * o + L * o + 2 * N * O * W + 2 * N * O * o + 2 * O * o),
+        o * (16 * N * O * l + 16 * N * O * L + 4 * N * O * W - W * o - o**2),
+        -(8 * N * O * l + 8 * N * O * L + 4 * N * O * W + 16 * N * O * o + 8 * O * o
+          + 4 * l * o + 4 * L * o + W * o),
+        W + 2 * l + 2 * L + 4 * o + 4 * O + 4 * N * O,
+        sp.Integer(-1),
+    ]
+    num, den, coeffs = clear_denominators(ini.reduced_equation().residual, y["lambda"])
+    k = sp.simplify(coeffs[-1] / docs[-1])         # common normalisation
+    assert all(sp.expand(c - k * d) == 0 for c, d in zip(coeffs, docs))
+    lam = y["lambda"]
+    doc_den = lam * (1 - o * lam) * (1 - 4 * N * O * lam) * (1 - o * lam - o**2 * lam**2)
+    poly = sum(d * lam**(5 - i) for i, d in enumerate(docs))
+    # the docs: 1/lambda - RHS(6.1) = -(sum_k c_k lambda^k) / doc_den
+    assert sp.simplify(ini.reduced_equation().residual * doc_den + poly) == 0
+
+
+def test_no_contention_edge_cases():
+    r = solve(N=3, W=5.0, o=0.0, O=0.0, l=0.7, L=1.3)
+    assert r.R == pytest.approx(9.0, rel=1e-12) and r.Q_o == 0.0 and r.contention == \
+        pytest.approx(0.0, abs=1e-9)
+    r = solve(N=3, W=0.0, o=0.0, O=10.0, l=0.0, L=0.0)
+    assert r.Q_o == pytest.approx(3.0, rel=1e-10)
+
+
+def test_round_robin_k1_is_static_and_converges():
+    a = solve(INIParams(S=8, K=1, dispatch="round_robin", **FIGURE_6_3))
+    b = solve(INIParams(S=8, K=1, dispatch="static", **FIGURE_6_3))
+    assert a.R == b.R
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = solve(INIParams(S=np.array([4, 16, 64]), K=4, dispatch="round_robin",
+                            cs2_O=np.array([0.0, 1.0, 3.0]), **FIGURE_6_3))
+    assert np.all(r.converged) and np.all(r.Q_o <= np.array([1, 4, 16]))
+
+
+def test_result_to_dict_and_frame():
+    r = solve(N=np.array([1.0, 2.0]), **FIGURE_6_3)
+    d = r.to_dict()
+    assert set(d) >= {"R", "lam", "Q_o", "U_o", "bottleneck", "converged", "method"}
+    f = r.to_frame()
+    assert list(f["N" if "N" in f else "R"].shape) == [2]
+    np.testing.assert_allclose(f["Q_o"], r.Q_o)
+
+
+def test_heavy_load_is_finite_and_reported():
+    """The system is closed: no configuration saturates; heavy INI load shows as U_o -> 1
+    and the INI named as bottleneck (saturated stays False, see INIResult)."""
+    r = solve(N=np.array([64.0, 1024.0]), W=1.0, o=1.0, O=1e4)
+    assert np.all(np.isfinite(r.R)) and np.all(r.U_o < 1) and np.all(r.U_o > 0.98)
+    assert r.saturated is False and list(r.bottleneck) == ["INI", "INI"]
+    assert np.all(r.Q_o <= np.array([64.0, 1024.0]))
+
+
+def test_params_replace():
+    p = INIParams(S=8, K=2, **FIGURE_6_3)
+    q = p.replace(K=4)
+    assert q.N == 2.0 and q.S == 8 and q.K == 4
+    r = p.replace(N=3)
+    assert r.N == 3 and r.K == 2 and r.S == 6
+    assert p.replace(W=0.0).W == 0.0 and p.replace(W=0.0).S == 8

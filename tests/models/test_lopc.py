@@ -1,0 +1,253 @@
+"""Tests for the LoPC model (Frank, Agarwal and Vernon, PPoPP 1997)."""
+
+import contextlib
+import io
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.optimize import brentq
+
+from models import lopc
+from models.lopc import LoPCParams, optimal_servers, solve, solve_client_server
+
+
+def lopc_reference(W, o, L, c=1.0):
+    """Scalar brentq on R of the published LoPC equations (design item 1), written out."""
+
+    def parts(R):
+        lam = 1.0 / R
+        U = o * lam
+        # R_q = o(1 + lam R_q + lam R_y + 2U h), R_y = o(1 + lam R_q + U h), h = (c-1)/2
+        h = (c - 1) / 2
+        a11, a12, b1 = 1 - o * lam, -o * lam, o * (1 + 2 * U * h)
+        a21, a22, b2 = -o * lam, 1.0, o * (1 + U * h)
+        det = a11 * a22 - a12 * a21
+        R_q = (b1 * a22 - a12 * b2) / det
+        R_y = (a11 * b2 - a21 * b1) / det
+        Q_q = lam * R_q
+        R_w = (W + o * Q_q + o * U * h) / (1 - U)
+        return dict(R=R, R_q=R_q, R_y=R_y, R_w=R_w, Q_q=Q_q, Q_y=lam * R_y, U_q=U)
+
+    def f(R):
+        p = parts(R)
+        return p["R_w"] + 2 * L + p["R_q"] + p["R_y"] - R
+
+    r0 = W + 2 * L + 2 * o
+    R = brentq(f, r0, 100 * r0 + 10 * o, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+    return parts(R)
+
+
+def test_reference_workload_1406():
+    """P=16, W=1000, o=100, L=50: four independent simulators give 1404.7-1407.6 cycles
+    (issue 3); the model must be within 1% of 1406."""
+    r = solve(LoPCParams(P=16, W=1000, o=100, L=50))
+    assert r.R == pytest.approx(1406, rel=0.01)
+    assert r.contention == pytest.approx(r.R - 1300)
+    assert r.converged and r.method == "lopc"
+
+
+lopc_params = st.fixed_dictionaries({
+    "W": st.floats(0.0, 1e5), "o": st.floats(0.0, 5000.0), "L": st.floats(0.0, 5000.0),
+    "cs2": st.floats(0.0, 4.0)}).filter(lambda p: p["W"] + 2 * p["L"] + 2 * p["o"] > 1.0)
+
+
+@given(lopc_params, st.integers(2, 256))
+def test_matches_independent_brentq(p, P):
+    ref = lopc_reference(p["W"], p["o"], p["L"], p["cs2"])
+    r = solve(P=P, **p)
+    for k in ("R", "R_q", "R_y", "R_w", "Q_q", "Q_y", "U_q"):
+        assert getattr(r, k) == pytest.approx(ref[k], rel=1e-9, abs=1e-12), k
+
+
+@given(lopc_params, st.floats(1.01, 3.0), st.sampled_from(["W", "o", "L"]))
+def test_invariants_and_monotonicity(p, factor, which):
+    r = solve(P=8, **p)
+    r0 = p["W"] + 2 * p["L"] + 2 * p["o"]
+    assert r.R >= r0 * (1 - 1e-12)
+    assert r.R == pytest.approx(r.R_w + 2 * p["L"] + r.R_q + r.R_y, rel=1e-9)
+    assert r.Q_q == pytest.approx(r.lam * r.R_q, rel=1e-9)
+    assert 0 <= r.U_q < 1
+    q = dict(p)
+    q[which] = q[which] * factor + 1.0
+    assert solve(P=8, **q).R >= r.R * (1 - 1e-12)
+
+
+def test_published_equations_independent_of_p():
+    r = solve(P=np.array([2, 4, 64, 1024]), W=1000, o=100, L=50)
+    assert np.ptp(r.R) == 0.0
+
+
+def test_cs2_orders_round_trip():
+    vals = [solve(P=16, W=1000, o=100, L=50, cs2=c).R for c in (0.0, 1.0, 3.0)]
+    assert vals[0] < vals[1] < vals[2]
+
+
+def test_symbolic_reduction_is_quartic():
+    from mva.symbolic import clear_denominators
+
+    e = lopc.reduced_equation()
+    num, den, coeffs = clear_denominators(e.residual, e.keep)
+    assert len(coeffs) == 5
+    assert len(lopc.lopc_system().equations) == 8
+
+
+def test_grid_shapes():
+    r = solve(P=16, W=np.linspace(0, 1e4, 5)[:, None], o=np.array([10.0, 100.0]), L=50)
+    assert np.shape(r.R) == (5, 2) and np.shape(r.converged) == (5, 2)
+    assert isinstance(solve(P=4, W=1, o=1, L=1).R, float)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(P=1, W=1, o=1, L=1), "P"),
+    (dict(P=2.5, W=1, o=1, L=1), "P"),
+    (dict(P=4, W=-1, o=1, L=1), "W"),
+    (dict(P=4, W=1, o=1, L=float("inf")), "L"),
+    (dict(P=4, W=1, o=1, L=1, cs2=-1), "cs2"),
+    (dict(P=4, W=0, o=0, L=0), "contention-free"),
+])
+def test_bad_parameters(kw, match):
+    with pytest.raises(ValueError, match=match):
+        LoPCParams(**kw)
+
+
+def test_bad_solver_arguments():
+    with pytest.raises(ValueError, match="method"):
+        solve(P=4, W=1, o=1, L=1, method="simulate")
+    with pytest.raises(ValueError, match="unknown keyword"):
+        solve(P=4, W=1, o=1, L=1, N=3)
+
+
+# -- client-server ------------------------------------------------------------------
+
+def cs_reference(P, S, W, o, L, c=1.0):
+    C = P - S
+
+    def f(R):
+        lam = 1 / R
+        U = C * o * lam / S
+        # R_q = o (1 + (C/S) lam R_q + U (c-1)/2)
+        R_q = o * (1 + U * (c - 1) / 2) / (1 - C / S * o * lam)
+        return W + 2 * L + R_q + o - R
+
+    lo = max(W + 2 * L + 2 * o, C / S * o * (1 + 1e-12))
+    return brentq(f, lo * (1 + 1e-15), 1e3 * (W + 2 * L + 2 * o) + 1e3 * C * o,
+                  xtol=1e-300, rtol=4 * np.finfo(float).eps)
+
+
+@given(st.integers(2, 64), st.data(), st.floats(0, 1e4), st.floats(1, 1e3),
+       st.floats(0, 1e3), st.floats(0, 3))
+def test_client_server_closed_form(P, data, W, o, L, c):
+    S = data.draw(st.integers(1, P - 1))
+    r = solve_client_server(P, S, W, o, L, c)
+    assert r.R == pytest.approx(cs_reference(P, S, W, o, L, c), rel=1e-9)
+    assert r.R >= W + 2 * L + 2 * o
+    assert 0 <= r.U_server < 1
+    assert r.throughput == pytest.approx((P - S) / r.R)
+
+
+def test_optimal_servers_brute_force():
+    P, W, o, L = 32, 2000.0, 150.0, 40.0
+    X = [solve_client_server(P, s, W, o, L).throughput for s in range(1, P)]
+    best = optimal_servers(P, W, o, L)
+    assert best.servers == int(np.argmax(X)) + 1
+    assert best.throughput == pytest.approx(max(X))
+    grid = optimal_servers(np.array([4, 16, 64]), W, o, L)
+    assert grid.servers.tolist() == [optimal_servers(p, W, o, L).servers for p in (4, 16, 64)]
+    # heuristic balance point of the docs is close to the optimum
+    assert abs(best.servers - P * o / (W + 2 * L + 3 * o)) <= 2
+
+
+def test_client_server_errors():
+    with pytest.raises(ValueError, match="S must be <= P - 1"):
+        solve_client_server(4, 4, 1, 1, 1)
+    with pytest.raises(ValueError, match="method"):
+        solve_client_server(4, 1, 1, 1, 1, method="magic")
+
+
+def test_cli_lopc():
+    from models.cli import main
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["lopc", "--P", "16", "--W", "1000", "--o", "100", "--L", "50",
+                     "--format", "csv"]) == 0
+    lines = buf.getvalue().strip().splitlines()
+    head = lines[0].split(",")
+    row = dict(zip(head, lines[1].split(",")))
+    assert float(row["R"]) == pytest.approx(1406, rel=0.01)
+    assert math.isclose(float(row["contention"]), float(row["R"]) - 1300, rel_tol=1e-9)
+
+
+# -- queueing-network methods (mva engine) ------------------------------------------
+
+def test_network_methods_reference_workload():
+    """The closed-network solutions of the same machine also land near 1406 (the
+    simulators' 1404.7-1407.6)."""
+    for m in ("mva", "linearizer", "schweitzer"):
+        r = solve(P=16, W=1000, o=100, L=50, method=m)
+        assert r.R == pytest.approx(1406, rel=0.01), m
+        assert r.converged
+    assert solve(P=16, W=1000, o=100, L=50, method="mva").method == "linearizer"
+    assert solve(P=6, W=1000, o=100, L=50, method="mva").method == "exact"
+
+
+@pytest.mark.parametrize("P", [2, 3, 8])
+def test_methods_agree_at_light_load(P):
+    ref = solve(P=P, W=1e6, o=20.0, L=30.0).R
+    for m in ("exact", "linearizer", "schweitzer"):
+        r = solve(P=P, W=1e6, o=20.0, L=30.0, method=m)
+        assert r.R == pytest.approx(ref, rel=1e-5), m
+
+
+def test_network_exact_structure():
+    r = solve(P=4, W=500.0, o=100.0, L=20.0, method="exact")
+    assert r.R == pytest.approx(r.R_w + 40.0 + r.R_q + r.R_y, rel=1e-9)
+    assert r.Q_q == pytest.approx(r.lam * r.R_q, rel=1e-9)
+    # the arrival theorem: a reply never waits for its own request, and a thread's
+    # compute phase never sees its own reply, so R_y < R_q
+    assert r.R_y < r.R_q
+    # exact is below the LoPC equations (no self-interference) at small P
+    assert r.R < solve(P=4, W=500.0, o=100.0, L=20.0).R
+
+
+def test_network_exact_refuses_large_p():
+    with pytest.raises(ValueError, match="P must be <= 16"):
+        solve(P=17, W=1, o=1, L=1, method="exact")
+
+
+def test_client_server_mva_close_to_lopc():
+    a = solve_client_server(16, 4, 1000.0, 100.0, 50.0)
+    b = solve_client_server(16, 4, 1000.0, 100.0, 50.0, method="mva")
+    assert b.R == pytest.approx(a.R, rel=0.03)
+    assert b.R <= a.R          # arrival theorem: no self-queueing
+    light = [solve_client_server(8, 2, 1e6, 10.0, 5.0, method=m).R for m in ("lopc", "mva")]
+    assert light[0] == pytest.approx(light[1], rel=1e-6)
+
+
+def test_quartic_printed_in_docs():
+    """docs/models/lopc.rst prints the reduced quartic in R; check it."""
+    import sympy as sp
+
+    from mva.symbolic import clear_denominators
+
+    y = lopc._symbols()
+    R, W, o, L = y["R"], y["W"], y["o"], y["L"]
+    docs = R**4 - (W + 2 * L + 4 * o) * R**3 + o * (W + 4 * L) * R**2 + o**2 * (W + o) * R \
+        - 2 * L * o**3
+    res = lopc.reduced_equation().residual
+    assert sp.simplify(res - docs / ((R - o) * (R**2 - R * o - o**2))) == 0
+    num, den, coeffs = clear_denominators(res, R)
+    assert len(coeffs) == 5
+
+
+def test_result_to_dict_and_frame():
+    r = solve(P=16, W=np.array([0.0, 1000.0]), o=100, L=50)
+    assert r.to_dict()["method"] == "lopc"
+    f = r.to_frame()
+    assert len(f) == 2
+    np.testing.assert_allclose(f["R"], r.R)
+    cs = solve_client_server(16, np.array([1, 2, 4]), 1000, 100, 50)
+    assert len(cs.to_frame()) == 3 and cs.to_dict()["method"] == "lopc"
