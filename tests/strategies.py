@@ -30,6 +30,70 @@ __all__ += ["times", "latencies", "cs2s"]
 # mva
 # --------------------------------------------------------------------------
 
+#: a positive service demand (time units per cycle)
+demands = st.floats(min_value=0.05, max_value=10.0, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def closed_networks(draw, *, max_classes: int = 3, max_stations: int = 4, max_population: int = 5,
+                    kinds: tuple[str, ...] = ("queue", "delay"), max_servers: int = 4,
+                    chains: bool = False, think: bool = True, priorities: bool = False,
+                    cs2: bool = False, max_lattice: int = 400):
+    """Random :class:`mva.ClosedNetwork` small enough for exact MVA.
+
+    ``kinds`` are the station kinds to draw from (``"multi"`` draws 2..max_servers
+    servers); ``chains`` groups classes into fewer chains; ``priorities`` and
+    ``cs2`` add BKT priorities and FCFS variability.  The population lattice
+    ``prod(N_r + 1)`` stays at most ``max_lattice``.
+    """
+    from mva.network import ClosedNetwork
+
+    C = draw(st.integers(1, max_classes))
+    K = draw(st.integers(1, max_stations))
+    D = np.array([[draw(st.one_of(st.just(0.0), demands, demands)) for _ in range(K)]
+                  for _ in range(C)])
+    kd = tuple(draw(st.sampled_from(kinds)) for _ in range(K))
+    servers = [draw(st.integers(2, max_servers)) if k == "multi" else 1 for k in kd]
+    for c in range(C):
+        if D[c].max() == 0.0:
+            D[c, draw(st.integers(0, K - 1))] = draw(demands)
+    if chains and C > 1:
+        R = draw(st.integers(1, C))
+        ch = np.array([c % R for c in range(C)])
+    else:
+        R = C
+        ch = np.arange(C)
+    pops = []
+    lattice = 1
+    for r in range(R):
+        hi = max(0, min(max_population, max_lattice // lattice - 1))
+        n = draw(st.integers(0, hi))
+        pops.append(n)
+        lattice *= n + 1
+    if max(pops) == 0:
+        pops[draw(st.integers(0, R - 1))] = 1
+    if priorities:
+        # a high-priority chain that never leaves a station would starve the others there
+        Z = [draw(st.floats(0.5, 20.0)) for _ in range(R)]
+    else:
+        Z = [draw(st.one_of(st.just(0.0), latencies.filter(lambda z: z <= 20.0))) if think else 0.0
+             for _ in range(R)]
+    kw = {}
+    if priorities:
+        kw["priorities"] = [draw(st.integers(0, 2)) for _ in range(C)]
+    if cs2:
+        kw["cs2"] = [draw(cs2s) for _ in range(K)]
+    return ClosedNetwork(demands=D, populations=pops, think_times=Z, kinds=kd, servers=servers,
+                         chains=ch, **kw)
+
+
+def single_class_networks(**kw):
+    """Random one-class networks (see :func:`closed_networks`)."""
+    return closed_networks(max_classes=1, **kw)
+
+
+__all__ += ["demands", "closed_networks", "single_class_networks"]
+
 # --------------------------------------------------------------------------
 # models
 # --------------------------------------------------------------------------

@@ -1,0 +1,256 @@
+r"""Asymptotic and balanced-job bounds for single-class closed networks.
+
+Both take the demands of one class, a population ``N`` (scalar or array:
+the bounds are vectorised over ``N``) and a think time ``Z``.  In the
+formulas ``D = sum_k D_k`` over the queueing stations, ``D_max`` is their
+largest demand per server, and the demand of delay stations (which never
+queue) is counted as think time: ``Z`` stands for the think time plus the
+delay demands, and ``R`` for the time at the queueing stations.  The
+response times reported in :class:`Bounds` are ``N / X - Z_think``, i.e.
+they include the time at delay stations (the formulas plus the delay
+demand).
+
+References
+----------
+E. D. Lazowska, J. Zahorjan, G. S. Graham, K. C. Sevcik, *Quantitative
+System Performance*, Prentice-Hall, 1984, chapter 5 (section 5.2
+asymptotic bounds, section 5.3 balanced job bounds).
+J. Zahorjan, K. C. Sevcik, D. L. Eager, B. Galler, "Balanced job bound
+analysis of queueing networks", CACM 25(2), 1982, pp. 134-141.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from ._validate import check_integer, check_nonnegative, scalar_or_array
+from .network import ClosedNetwork
+
+__all__ = ["Bounds", "aba_bounds", "balanced_job_bounds"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bounds:
+    """Lower and upper bounds on throughput and response time.
+
+    Attributes
+    ----------
+    population : int or numpy.ndarray
+        The population(s) ``N`` the bounds are for.
+    throughput_lower, throughput_upper : float or numpy.ndarray
+        ``X(N)`` lies between them (jobs per time unit).
+    response_lower, response_upper : float or numpy.ndarray
+        ``R(N) = N / X(N) - Z`` lies between them (time units, think time
+        excluded, delay-station time included).
+    n_star : float
+        ``N* = (D + Z) / D_max``, the population where the two asymptotic
+        throughput bounds cross (the knee).
+    method : str
+        ``"aba"`` or ``"bjb"``.
+    """
+
+    population: Any
+    throughput_lower: Any
+    throughput_upper: Any
+    response_lower: Any
+    response_upper: Any
+    n_star: float
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary (arrays as lists)."""
+        return {f.name: (v.tolist() if isinstance(v := getattr(self, f.name), np.ndarray) else v)
+                for f in fields(self)}
+
+    def contains(self, throughput: Any) -> Any:
+        """True where ``throughput_lower <= throughput <= throughput_upper`` (1e-12 slack)."""
+        x = np.asarray(throughput, dtype=float)
+        ok = ((x >= np.asarray(self.throughput_lower) * (1 - 1e-12))
+              & (x <= np.asarray(self.throughput_upper) * (1 + 1e-12)))
+        return bool(ok) if ok.ndim == 0 else ok
+
+
+def _inputs(demands: Any, population: Any, think_time: Any, kinds: Any, servers: Any,
+            who: str, allow_multi: bool
+            ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, np.ndarray, float]:
+    """Return (queue demands per server, population, Z incl. delay demand, Dq raw, servers, Z)."""
+    if isinstance(demands, ClosedNetwork):
+        net = demands
+        if net.n_classes != 1:
+            raise ValueError(f"{who} needs a single-class network; got {net.n_classes} classes")
+        d = net.demands[0]
+        kinds = net.kinds
+        servers = net.servers
+        population = net.populations[0] if population is None else population
+        think_time = net.think_times[0] if think_time is None else think_time
+    else:
+        d = check_nonnegative("demands", demands)
+        if d.ndim != 1:
+            raise ValueError(f"demands must be 1-D (one per station) for {who}; got shape {d.shape}")
+        if population is None:
+            raise ValueError(f"population must be given to {who} (an int >= 1 or an array of them); got None")
+        K = d.size
+        servers = np.ones(K, dtype=np.int64) if servers is None else np.broadcast_to(
+            check_integer("servers", servers, minimum=1), (K,))
+        if kinds is None:
+            kinds = tuple("multi" if m > 1 else "queue" for m in servers)
+        kinds = tuple(kinds)
+        if len(kinds) != K:
+            raise ValueError(f"kinds must have {K} entries; got {len(kinds)}")
+    think_time = 0.0 if think_time is None else think_time
+    N = check_integer("population", population, minimum=1)
+    Z = float(check_nonnegative("think_time", think_time))
+    kinds_a = np.array(kinds)
+    allowed = ("queue", "delay", "multi") if allow_multi else ("queue", "delay")
+    for k, kd in enumerate(kinds_a):
+        if kd not in allowed:
+            raise ValueError(f"kinds[{k}] must be one of {', '.join(map(repr, allowed))} for {who}; got {kd!r}")
+    delay = kinds_a == "delay"
+    Zt = Z + float(d[delay].sum())
+    qmask = ~delay & (d > 0)
+    Dq = d[qmask]
+    m = np.asarray(servers)[qmask].astype(float)
+    if Dq.size == 0 and Zt <= 0:
+        raise ValueError(f"demands and think_time are all zero; {who} needs some positive time")
+    return Dq / m, N, Zt, Dq, m, Z
+
+
+def _pop(N: np.ndarray) -> Any:
+    return int(N) if N.ndim == 0 else N
+
+
+def aba_bounds(demands: Any, population: Any = None, think_time: Any = None, *,
+               kinds: Any = None, servers: Any = None) -> Bounds:
+    r"""Asymptotic bounds (ABA) on throughput and response time.
+
+    Parameters
+    ----------
+    demands : array_like, shape (K,), or ClosedNetwork
+        Service demand per station (or a single-class network, whose
+        population and think time are the defaults).
+    population : int or array_like of int
+        ``N >= 1``.
+    think_time : float
+        ``Z >= 0``.
+    kinds : sequence of {"queue", "delay", "multi"}, optional
+    servers : int or array_like, optional
+        Server counts of ``"multi"`` stations.
+
+    Returns
+    -------
+    Bounds
+
+    Notes
+    -----
+    With ``D = sum_k D_k`` (queueing stations), ``D_max = max_k D_k / m_k``:
+
+    .. math::
+
+        \frac{N}{N D + Z} \le X(N) \le \min\Bigl(\frac{1}{D_{max}}, \frac{N}{D + Z}\Bigr),
+        \qquad
+        \max(D, N D_{max} - Z) \le R(N) \le N D .
+
+    The pessimistic bound assumes every other customer is ahead at every
+    station (``R_k <= N D_k``, also valid at multi-server stations); the
+    optimistic one assumes no queueing, and that the bottleneck cannot
+    exceed its capacity ``1/D_max``.
+
+    References
+    ----------
+    Lazowska et al. (1984), section 5.2, Table 5.1 (there with ``m = 1``).
+
+    Examples
+    --------
+    >>> b = aba_bounds([1.0, 2.0, 0.5], population=[1, 5, 50], think_time=4.0)
+    >>> b.throughput_upper.round(4).tolist(), b.throughput_lower.round(4).tolist()
+    ([0.1333, 0.5, 0.5], [0.1333, 0.2326, 0.2793])
+    >>> round(b.n_star, 3)
+    3.75
+    """
+    Dm, N, Z, Dq, _, Z0 = _inputs(demands, population, think_time, kinds, servers, "aba_bounds", True)
+    D = float(Dq.sum())
+    Dmax = float(Dm.max()) if Dm.size else 0.0
+    Nf = N.astype(float)
+    cap = 1.0 / Dmax if Dmax > 0 else np.inf
+    x_up = np.minimum(cap, Nf / (D + Z))
+    x_lo = Nf / (Nf * D + Z)
+    r_lo = Nf / x_up - Z0
+    r_hi = Nf / x_lo - Z0
+    n_star = (D + Z) / Dmax if Dmax > 0 else float("inf")
+    return Bounds(population=_pop(N), throughput_lower=scalar_or_array(x_lo),
+                  throughput_upper=scalar_or_array(x_up), response_lower=scalar_or_array(r_lo),
+                  response_upper=scalar_or_array(r_hi), n_star=float(n_star), method="aba")
+
+
+def balanced_job_bounds(demands: Any, population: Any = None, think_time: Any = None, *,
+                        kinds: Any = None, servers: Any = None) -> Bounds:
+    r"""Balanced job bounds (BJB) on throughput and response time.
+
+    Parameters
+    ----------
+    demands : array_like, shape (K,), or ClosedNetwork
+        Service demand per station (``"queue"`` and ``"delay"`` stations
+        only: the bounds rest on load-independent single servers).
+    population : int or array_like of int
+        ``N >= 1``.
+    think_time : float
+        ``Z >= 0``.
+    kinds : sequence of {"queue", "delay"}, optional
+    servers : int or array_like, optional
+        Must leave every queueing station single-server.
+
+    Returns
+    -------
+    Bounds
+
+    Notes
+    -----
+    With ``D = sum_k D_k``, ``D_avg = D / K`` and ``D_max = max_k D_k`` over
+    the ``K`` queueing stations with positive demand:
+
+    .. math::
+
+        \frac{N}{D + Z + \frac{(N-1) D_{max}}{1 + Z/(N D)}}
+        \le X(N) \le
+        \min\Bigl(\frac{1}{D_{max}},\ \frac{N}{D + Z + \frac{(N-1) D_{avg}}{1 + Z/D}}\Bigr)
+
+    and the response-time bounds follow from ``R = N / X - Z``:
+
+    .. math::
+
+        \max\Bigl(N D_{max} - Z,\ D + \frac{(N-1) D_{avg}}{1 + Z/D}\Bigr)
+        \le R(N) \le D + \frac{(N-1) D_{max}}{1 + Z/(N D)} .
+
+    The balanced network with every demand ``D_avg`` (or ``D_max``) is the
+    most (least) favourable network of total demand ``D``.
+
+    References
+    ----------
+    Zahorjan, Sevcik, Eager and Galler (1982); Lazowska et al. (1984),
+    section 5.3, Table 5.3.
+
+    Examples
+    --------
+    >>> b = balanced_job_bounds([1.0, 2.0, 0.5], population=5)
+    >>> round(b.throughput_lower, 4), round(b.throughput_upper, 4)
+    (0.4348, 0.5)
+    """
+    _, N, Z, Dq, _, Z0 = _inputs(demands, population, think_time, kinds, servers,
+                                 "balanced_job_bounds", False)
+    if Dq.size == 0:
+        raise ValueError("balanced_job_bounds needs at least one queueing station with a positive "
+                         "demand; got none")
+    D = float(Dq.sum())
+    Dmax = float(Dq.max())
+    Davg = D / Dq.size
+    Nf = N.astype(float)
+    x_up = np.minimum(1.0 / Dmax, Nf / (D + Z + (Nf - 1.0) * Davg / (1.0 + Z / D)))
+    x_lo = Nf / (D + Z + (Nf - 1.0) * Dmax / (1.0 + Z / (Nf * D)))
+    r_lo = Nf / x_up - Z0
+    r_hi = Nf / x_lo - Z0
+    return Bounds(population=_pop(N), throughput_lower=scalar_or_array(x_lo),
+                  throughput_upper=scalar_or_array(x_up), response_lower=scalar_or_array(r_lo),
+                  response_upper=scalar_or_array(r_hi), n_star=float((D + Z) / Dmax), method="bjb")

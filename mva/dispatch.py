@@ -1,0 +1,108 @@
+"""Entry point by name: ``mva.solve(network, method=...)``.
+
+=================  ===========================================================
+method             solver
+=================  ===========================================================
+``"exact"``        :func:`mva.exact.exact_mva` (open networks: :func:`mva.open.solve_open`)
+``"schweitzer"``   :func:`mva.approx.schweitzer` (alias ``"bard-schweitzer"``)
+``"linearizer"``   :func:`mva.approx.linearizer`
+``"seidmann"``     :func:`mva.approx.seidmann` (multi-server stations by Seidmann)
+``"rolia"``        :func:`mva.approx.rolia` (multi-server stations by Rolia)
+``"auto"``         exact when the population lattice has at most
+                   ``auto_limit`` vectors (default 100,000) or the network has
+                   load-dependent stations, Linearizer otherwise
+=================  ===========================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._validate import check_choice, check_kwargs
+__all__ = ["solve", "METHODS"]
+
+#: method name -> keyword options it accepts
+METHODS: dict[str, tuple[str, ...]] = {
+    "exact": ("max_states",),
+    "schweitzer": ("tol", "max_iter", "on_fail", "multiserver"),
+    "bard-schweitzer": ("tol", "max_iter", "on_fail", "multiserver"),
+    "linearizer": ("tol", "max_iter", "on_fail", "multiserver", "passes"),
+    "seidmann": ("base", "tol", "max_iter", "on_fail", "max_states"),
+    "rolia": ("base", "tol", "max_iter", "on_fail"),
+    "auto": ("auto_limit", "max_states", "tol", "max_iter", "on_fail", "multiserver"),
+}
+
+
+def _solver(method: str) -> Any:
+    if method == "exact":
+        from .exact import exact_mva
+        return exact_mva
+    from . import approx
+    return {"schweitzer": approx.schweitzer, "bard-schweitzer": approx.schweitzer,
+            "linearizer": approx.linearizer, "seidmann": approx.seidmann,
+            "rolia": approx.rolia}[method]
+
+
+def solve(network: Any, method: str = "exact", **options: Any) -> Any:
+    """Solve a queueing network with the named method.
+
+    Parameters
+    ----------
+    network : ClosedNetwork or OpenNetwork
+        The network.  An :class:`~mva.open.OpenNetwork` is solved by
+        :func:`~mva.open.solve_open` (``method="exact"`` only).
+    method : str
+        One of ``"exact"``, ``"schweitzer"`` (``"bard-schweitzer"``),
+        ``"linearizer"``, ``"seidmann"``, ``"rolia"``, ``"auto"``.
+    **options
+        Keyword options of that method (see :data:`METHODS`), e.g. ``tol``,
+        ``max_iter``, ``on_fail``.
+
+    Returns
+    -------
+    MVAResult or OpenNetworkResult
+
+    Raises
+    ------
+    ValueError
+        For an unknown method or an option the method does not accept (the
+        message lists the allowed values).
+
+    Examples
+    --------
+    >>> from mva.network import ClosedNetwork
+    >>> net = ClosedNetwork.single_class([1.0, 2.0, 0.5], population=10, think_time=5.0)
+    >>> round(float(solve(net).throughput[0]), 6)
+    0.495751
+    >>> solve(net, method="schweitzer", tol=1e-10).method
+    'schweitzer'
+    >>> solve(net, method="magic")
+    Traceback (most recent call last):
+    ...
+    ValueError: method must be one of 'exact', 'schweitzer', 'bard-schweitzer', 'linearizer', 'seidmann', 'rolia', 'auto'; got 'magic'
+    >>> solve(net, method="exact", tol=1e-3)
+    Traceback (most recent call last):
+    ...
+    ValueError: solve(method='exact') got unknown keyword argument(s) 'tol'; allowed: max_states
+    """
+    check_choice("method", method, METHODS)
+    check_kwargs(f"solve(method={method!r})", options, METHODS[method])
+    from .open import OpenNetwork, solve_open
+    if isinstance(network, OpenNetwork):
+        if method != "exact" or options:
+            raise ValueError(f"method must be 'exact' (without options) for an OpenNetwork; got {method!r}")
+        return solve_open(network)
+    from .network import ClosedNetwork
+    if not isinstance(network, ClosedNetwork):
+        raise ValueError(f"network must be a ClosedNetwork or OpenNetwork; got {type(network).__name__}")
+    if method == "auto":
+        from .exact import lattice_size
+        limit = int(options.pop("auto_limit", 100_000))
+        if lattice_size(network.populations) <= limit or "ld" in network.kinds:
+            opts = {k: v for k, v in options.items() if k == "max_states"}
+            res = _solver("exact")(network, **opts)
+        else:
+            opts = {k: v for k, v in options.items() if k != "max_states"}
+            res = _solver("linearizer")(network, **opts)
+        return res
+    return _solver(method)(network, **options)

@@ -1,0 +1,363 @@
+r"""Exact mean value analysis of closed networks.
+
+:func:`exact_mva` solves a :class:`~mva.network.ClosedNetwork` by the
+Reiser-Lavenberg recursion over chain populations.  For a customer of
+chain ``r`` arriving at station ``k`` when the network holds the population
+vector ``n``, the arrival theorem says it sees the network in equilibrium
+with population ``n - e_r``.  Hence, per chain cycle,
+
+.. math::
+
+    R_{ck}(n) = \begin{cases}
+        D_{ck} & \text{delay}\\
+        D_{ck}\,\bigl(1 + Q_k(n - e_r)\bigr) & \text{queue (PS, or FCFS with equal } S)\\
+        \frac{D_{ck}}{m_k}\Bigl(1 + Q_k(n-e_r) + \sum_{j=0}^{m_k-2}(m_k-1-j)\,p_k(j\mid n-e_r)\Bigr)
+            & \text{multi}\\
+        D_{ck} \sum_{j=1}^{|n|} \frac{j}{\alpha_k(j)}\, p_k(j-1\mid n-e_r) & \text{load-dependent}
+    \end{cases}
+
+    X_r(n) = \frac{n_r}{Z_r + \sum_{c \in r}\sum_k R_{ck}(n)}, \qquad
+    Q_{ck}(n) = X_r(n)\, R_{ck}(n),
+
+and the marginal queue-length probabilities of multi-server and
+load-dependent stations follow
+
+.. math::
+
+    p_k(j\mid n) = \frac{1}{\alpha_k(j)} \sum_r X_r(n)\, D_{rk}\, p_k(j-1\mid n-e_r),
+    \quad j \ge 1, \qquad p_k(0\mid n) = 1 - \sum_{j\ge1} p_k(j\mid n),
+
+with ``D_rk`` the chain's total demand at ``k``.  For ``"multi"`` stations
+(``alpha(j) = min(j, m)``) only ``p(0..m-1)`` are kept: the probability that
+all servers are busy is ``(U_k - sum_{j<m} j p(j)) / m`` with
+``U_k = sum_r X_r D_rk``.  A general ``"ld"`` station keeps the whole
+distribution.  (The subtraction in ``p(0)`` loses accuracy when a station is
+almost saturated; negative round-off is clipped to 0.)
+
+Priorities (``priorities``) and FCFS service-time variability (``cs2``) at
+``"queue"`` stations replace the queue formula by the BKT form of
+:mod:`mva.priority` with ``Q(n - e_r)`` and ``U(n - e_r) = X(n - e_r) D``;
+with them the result is an approximation (the network is no longer product
+form), still computed by the exact recursion.
+
+Cost
+----
+The recursion visits every population vector ``0 <= n <= N``:
+``prod_r (N_r + 1)`` of them, in ``sum_r N_r`` levels of equal total
+population, each level vectorised with NumPy.  Time is
+``O(prod(N_r + 1) * C * K)`` (times the population for load-dependent
+stations); memory holds two levels.  A single class with only queue and
+delay stations takes a specialised loop of ``N`` steps, ``O(N K)``.  More
+than ``max_states`` vectors (default 2,000,000) raise ``ValueError`` with
+the count instead of running for hours; use
+:func:`mva.approx.schweitzer` or :func:`mva.approx.linearizer` for large
+populations.
+
+References
+----------
+M. Reiser and S. S. Lavenberg, "Mean-value analysis of closed multichain
+queuing networks", J. ACM 27(2), 1980, pp. 313-322.
+E. D. Lazowska, J. Zahorjan, G. S. Graham, K. C. Sevcik, *Quantitative System
+Performance*, Prentice-Hall, 1984, chapters 6-8 (Algorithm 6.1, exact MVA;
+chapter 8, load-dependent centers).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._model import Compiled, cap_utilization, compile_network, make_result
+from .errors import SaturationError
+from .network import ClosedNetwork
+from .priority import aggregate, class_terms, queue_residence
+from .results import MVAResult
+
+__all__ = ["exact_mva", "DEFAULT_MAX_STATES", "lattice_size"]
+
+#: default limit on the number of population vectors of the exact recursion
+DEFAULT_MAX_STATES = 2_000_000
+
+_STARVED = 1e-9  # free capacity below which a preempted class counts as starved
+_SMALL_K = 12  # below this many stations the single-class loop uses Python floats
+
+
+def lattice_size(populations: np.ndarray) -> int:
+    """Number of population vectors ``prod(N_r + 1)`` the exact recursion visits."""
+    return math.prod(int(n) + 1 for n in np.asarray(populations).ravel())
+
+
+def exact_mva(network: ClosedNetwork, *, max_states: int = DEFAULT_MAX_STATES) -> MVAResult:
+    """Exact MVA of a closed network (single or multiple chains).
+
+    Parameters
+    ----------
+    network : ClosedNetwork
+        The network; every station kind is supported exactly (``"ld"`` and
+        ``"multi"`` through marginal probabilities).
+    max_states : int
+        Refuse networks whose population lattice ``prod(N_r + 1)`` is larger.
+
+    Returns
+    -------
+    MVAResult
+        ``method="exact"``, ``converged=True``, ``iterations`` = total
+        population (recursion levels), ``residual=0``.
+
+    Raises
+    ------
+    ValueError
+        If the lattice exceeds ``max_states`` (the message gives the count).
+    SaturationError
+        If higher-priority classes leave no capacity to a lower one.
+
+    Notes
+    -----
+    See the module docstring for the recursion and its cost.
+
+    References
+    ----------
+    Reiser and Lavenberg (1980); Lazowska et al. (1984), Algorithm 6.1.
+
+    Examples
+    --------
+    Three queueing stations and 50 customers (a balanced-job check: the
+    bottleneck, demand 2, saturates):
+
+    >>> from mva.network import ClosedNetwork
+    >>> net = ClosedNetwork.single_class([1.0, 2.0, 0.5], population=50)
+    >>> res = exact_mva(net)
+    >>> round(float(res.throughput[0]), 6), res.queue_length.round(4).tolist()
+    (0.5, [[1.0, 48.6667, 0.3333]])
+
+    Two chains on three processor-sharing stations:
+
+    >>> net = ClosedNetwork(demands=[[1.0, 2.0, 0.5], [2.0, 1.0, 0.7]], populations=[2, 3])
+    >>> exact_mva(net).throughput.round(5).tolist()
+    [0.23478, 0.32124]
+    """
+    if not isinstance(network, ClosedNetwork):
+        raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
+    cm = compile_network(network)
+    if cm.C == 1 and not (cm.multi.any() or cm.ld.any()):
+        return _exact_single(cm)
+    return _exact_lattice(cm, int(max_states))
+
+
+# ----------------------------------------------------------------------
+# single class, queue and delay stations: a tight loop
+# ----------------------------------------------------------------------
+def _exact_single(cm: Compiled) -> MVAResult:
+    N = int(cm.N[0])
+    d = cm.D[0]
+    qmask = cm.queue & (d > 0)
+    Dq = d[qmask]
+    Zt = float(cm.Z[0] + d[cm.delay].sum())
+    # FCFS residual-life coefficient: R = D (1 + Q + cterm * X(n-1) * D)
+    corr = cm.cterm[qmask] * Dq * Dq
+    Kq = Dq.size
+    X = 0.0
+    if Kq == 0:
+        X = N / Zt
+        Rq = Dq
+    elif not corr.any() and Kq <= _SMALL_K:
+        dl = Dq.tolist()
+        Ql = [0.0] * Kq
+        Rl = dl
+        for n in range(1, N + 1):
+            Rl = [a + a * q for a, q in zip(dl, Ql)]
+            X = n / (Zt + sum(Rl))
+            Ql = [X * r for r in Rl]
+        Rq = np.array(Rl)
+    elif not corr.any():
+        Q = np.zeros(Kq)
+        Rq = np.empty(Kq)
+        for n in range(1, N + 1):
+            np.multiply(Dq, Q, out=Rq)
+            Rq += Dq
+            X = n / (Zt + Rq.sum())
+            np.multiply(Rq, X, out=Q)
+    else:
+        Q = np.zeros(Kq)
+        Rq = np.empty(Kq)
+        kmax = int(np.argmax(Dq))
+        for n in range(1, N + 1):
+            np.multiply(Dq, Q, out=Rq)
+            Rq += Dq
+            Rq += corr * X
+            X = n / (Zt + Rq.sum())
+            if X * Dq[kmax] > 1.0:
+                # the residual-life correction overshot at the bottleneck: cap U at 1
+                X = 1.0 / Dq[kmax]
+                Rq[kmax] = n / X - Zt - (Rq.sum() - Rq[kmax])
+            np.multiply(Rq, X, out=Q)
+    Rck = d.copy()[None, :]
+    Rck[0, cm.queue] = 0.0
+    Rck[0, np.nonzero(qmask)[0]] = Rq
+    return make_result(cm, np.array([X]), Rck, method="exact", iterations=N)
+
+
+# ----------------------------------------------------------------------
+# general case: recursion over the population lattice, level by level
+# ----------------------------------------------------------------------
+def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
+    N = cm.N.astype(np.int64)
+    R, C, K = cm.R, cm.C, cm.K
+    total = lattice_size(N)
+    if total > max_states:
+        raise ValueError(
+            f"exact MVA would visit prod(N_r + 1) = {total} population vectors for populations "
+            f"{N.tolist()}; max_states is {max_states} (raise it, or use method='schweitzer' or "
+            f"'linearizer')")
+    radix = N + 1
+    strides = np.ones(R, dtype=np.int64)
+    for r in range(R - 2, -1, -1):
+        strides[r] = strides[r + 1] * radix[r + 1]
+    dtype = np.int32 if int(N.max()) < 2**31 - 1 else np.int64
+    nvec = np.indices(tuple(radix.tolist()), dtype=dtype).reshape(R, -1).T
+    level = nvec.sum(axis=1, dtype=np.int64)
+    Ntot = int(N.sum())
+    order = np.argsort(level, kind="stable")
+    counts = np.bincount(level, minlength=Ntot + 1)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    pos = np.empty(total, dtype=np.int64)
+    pos[order] = np.arange(total) - starts[level[order]]
+
+    D, V, S = cm.D, cm.V, cm.S
+    qidx = np.nonzero(cm.queue)[0]
+    midx = np.nonzero(cm.multi)[0]
+    lidx = np.nonzero(cm.ld)[0]
+    classes_of = [np.nonzero(cm.ch == r)[0] for r in range(R)]
+    general = not cm.simple and qidx.size > 0
+
+    # multi-server bookkeeping: p(0..m-1)
+    Km = midx.size
+    if Km:
+        mk = cm.m[midx].astype(float)
+        mmax = int(mk.max())
+        j = np.arange(mmax)
+        wres = np.maximum(mk[:, None] - 1 - j[None, :], 0.0)           # (Km, mmax)
+        with np.errstate(divide="ignore"):
+            inv_alpha = np.where((j[None, :] >= 1) & (j[None, :] < mk[:, None]),
+                                 1.0 / np.maximum(j[None, :], 1), 0.0)  # (Km, mmax)
+        jw = np.where(j[None, :] < mk[:, None], j[None, :], 0.0)         # j p(j) weights
+        pm = np.zeros((1, Km, mmax))
+        pm[:, :, 0] = 1.0
+    # load-dependent bookkeeping: p(0..level)
+    Kl = lidx.size
+    if Kl:
+        A = np.empty((Kl, max(Ntot, 1)))
+        for i, k in enumerate(lidx):
+            a = np.asarray(cm.net.rates[k], dtype=float)
+            if a.size >= Ntot:
+                A[i] = a[:Ntot]
+            else:
+                A[i, :a.size] = a
+                A[i, a.size:] = a[-1]
+        jj = np.arange(1, A.shape[1] + 1)
+        wl = jj[None, :] / A                                              # j / alpha(j)
+        pl = np.ones((1, Kl, 1))
+
+    Qk = np.zeros((1, K))
+    G: Any = np.zeros((1, 4, cm.L, K)) if general else None
+    X_final = np.zeros(R)
+    R_final = np.zeros((C, K))
+    chain_D = cm.E @ D                                                    # (R, K)
+
+    for lv in range(1, Ntot + 1):
+        idx = order[starts[lv]:starts[lv + 1]]
+        nv = nvec[idx]
+        B = idx.size
+        Qk_new = np.zeros((B, K))
+        G_new: Any = np.zeros((B, 4, cm.L, K)) if general else None
+        if Km:
+            pm_acc = np.zeros((B, Km, mmax))
+            Utot = np.zeros((B, Km))
+        if Kl:
+            pl_acc = np.zeros((B, Kl, lv + 1))
+        last = lv == Ntot
+        parts = []
+        for r in range(R):
+            if N[r] == 0:
+                continue
+            sel = np.nonzero(nv[:, r] > 0)[0]
+            if sel.size == 0:
+                continue
+            pp = pos[idx[sel] - strides[r]]
+            cls = classes_of[r]
+            Dr = D[cls]
+            Rr = np.broadcast_to(Dr, (sel.size,) + Dr.shape).copy()     # delay stations: D
+            Qs = Qk[pp]
+            ps: Any = None
+            ps_l: Any = None
+            if qidx.size:
+                if general:
+                    Gs = G[pp][..., qidx]
+                    terms = class_terms(Gs, cm.lev[cls])
+                    Rq, free = queue_residence(Dr[:, qidx], V[cls][:, qidx], terms,
+                                               cm.fcfs[qidx], cm.cterm[qidx])
+                    _check_free(free, Dr[:, qidx], cm, cls, qidx)
+                    Rr[:, :, qidx] = Rq
+                else:
+                    Rr[:, :, qidx] = Dr[:, qidx] * (1.0 + Qs[:, None, qidx])
+            if Km:
+                ps = pm[pp]
+                corr = (ps * wres).sum(axis=-1)
+                Rr[:, :, midx] = (Dr[:, midx] / mk) * (1.0 + Qs[:, midx] + corr)[:, None, :]
+            if Kl:
+                ps_l = pl[pp]
+                fac = (ps_l * wl[:, :lv]).sum(axis=-1)
+                Rr[:, :, lidx] = Dr[:, lidx] * fac[:, None, :]
+            parts.append((r, sel, cls, Rr, ps, ps_l))
+        if general:
+            # approximations (cs2 < 1, BKT) must not push a single server past U = 1
+            Rall = np.zeros((B, C, K))
+            for r, sel, cls, Rr, _, _ in parts:
+                Rall[sel[:, None], cls[None, :]] = Rr
+            Rall = cap_utilization(Rall, nv.astype(float), cm.Z, cm.E, chain_D, qidx)
+            parts = [(r, sel, cls, Rall[sel[:, None], cls[None, :]], ps, ps_l)
+                     for r, sel, cls, _, ps, ps_l in parts]
+        for r, sel, cls, Rr, ps, ps_l in parts:
+            Dr = D[cls]
+            cyc = cm.Z[r] + Rr.sum(axis=(1, 2))
+            Xr = nv[sel, r] / cyc
+            Qr = Xr[:, None, None] * Rr
+            Qk_new[sel] += Qr.sum(axis=1)
+            if general:
+                Ur = Xr[:, None, None] * Dr
+                G_new[sel] += aggregate(Qr, Ur, S[cls], cm.onehot[cls])
+            if Km:
+                flow = Xr[:, None] * chain_D[r, midx]                   # (Bs, Km)
+                pm_acc[sel, :, 1:] += flow[:, :, None] * ps[:, :, :-1]
+                Utot[sel] += flow
+            if Kl:
+                flow_l = Xr[:, None] * chain_D[r, lidx]
+                pl_acc[sel, :, 1:] += flow_l[:, :, None] * ps_l
+            if last:
+                X_final[r] = Xr[0]
+                R_final[cls] = Rr[0]
+        Qk = Qk_new
+        G = G_new
+        if Km:
+            pm = pm_acc * inv_alpha
+            busy_all = (Utot - (pm * jw).sum(axis=-1)) / mk
+            pm[:, :, 0] = np.maximum(1.0 - pm[:, :, 1:].sum(axis=-1) - busy_all, 0.0)
+        if Kl:
+            pl = pl_acc
+            pl[:, :, 1:] /= A[:, :lv]
+            pl[:, :, 0] = np.maximum(1.0 - pl[:, :, 1:].sum(axis=-1), 0.0)
+    return make_result(cm, X_final, R_final, method="exact", iterations=Ntot)
+
+
+def _check_free(free: np.ndarray, Dq: np.ndarray, cm: Compiled, cls: np.ndarray,
+                qidx: np.ndarray) -> None:
+    bad = (free <= _STARVED) & (Dq > 0)
+    if bad.any():
+        b, c, k = np.argwhere(bad)[0]
+        st = cm.net.station_names[qidx[k]]
+        raise SaturationError(
+            f"higher-priority classes use {1 - free[b, c, k]:.6g} >= 1 of station {st!r}; class "
+            f"{cm.net.class_names[cls[c]]!r} would never be served", bottleneck=st,
+            utilization=float(1 - free[b, c, k]))

@@ -1,0 +1,78 @@
+"""Asymptotic and balanced-job bounds enclose the exact throughput."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import mva
+from mva.network import ClosedNetwork
+from tests.strategies import single_class_networks
+
+
+def test_aba_formulas_by_hand():
+    # D = 3.5, Dmax = 2, Z = 4 (Lazowska et al. 1984, section 5.2)
+    b = mva.aba_bounds([1.0, 2.0, 0.5], population=[1, 10], think_time=4.0)
+    np.testing.assert_allclose(b.throughput_upper, [1 / 7.5, 0.5])
+    np.testing.assert_allclose(b.throughput_lower, [1 / 7.5, 10 / 39.0])
+    np.testing.assert_allclose(b.response_lower, [3.5, 16.0])
+    np.testing.assert_allclose(b.response_upper, [3.5, 35.0])
+    assert b.n_star == pytest.approx(3.75) and b.method == "aba"
+
+
+def test_bjb_formulas_by_hand():
+    # D = 3, Davg = 1, Dmax = 2, N = 4, Z = 6 (Lazowska et al. 1984, section 5.3)
+    b = mva.balanced_job_bounds([2.0, 0.5, 0.5], population=4, think_time=6.0)
+    assert b.throughput_upper == pytest.approx(min(0.5, 4 / (3 + 6 + 3 * 1 / (1 + 6 / 3))))
+    assert b.throughput_lower == pytest.approx(4 / (3 + 6 + 3 * 2 / (1 + 6 / 12)))
+    assert b.response_upper == pytest.approx(3 + 3 * 2 / (1 + 6 / 12))
+    assert b.method == "bjb"
+
+
+def test_bjb_tighter_than_aba():
+    d, Z = [1.0, 0.8, 0.6, 0.9], 5.0
+    N = np.arange(1, 30)
+    a, b = mva.aba_bounds(d, N, Z), mva.balanced_job_bounds(d, N, Z)
+    assert (b.throughput_lower >= a.throughput_lower - 1e-12).all()
+    assert (b.throughput_upper <= a.throughput_upper + 1e-12).all()
+
+
+def test_bounds_from_network_and_bad_input():
+    net = ClosedNetwork.single_class([1.0, 2.0], population=5, think_time=1.0)
+    b = mva.aba_bounds(net)
+    assert b.population == 5
+    assert b.contains(mva.exact_mva(net).throughput[0])
+    two = ClosedNetwork(demands=[[1.0], [1.0]], populations=[1, 1])
+    with pytest.raises(ValueError, match="single-class network; got 2 classes"):
+        mva.aba_bounds(two)
+    with pytest.raises(ValueError, match="population must be >= 1; got 0"):
+        mva.aba_bounds([1.0], population=0)
+    with pytest.raises(ValueError, match=r"kinds\[0\] must be one of 'queue', 'delay'"):
+        mva.balanced_job_bounds([1.0], population=2, servers=[2])
+    with pytest.raises(ValueError, match="demands must be finite and >= 0; got nan"):
+        mva.aba_bounds([float("nan")], population=2)
+
+
+@given(single_class_networks(kinds=("queue", "queue", "delay", "multi"), max_population=30),
+       st.integers(1, 40))
+def test_aba_encloses_exact(net, n):
+    net = net.with_populations([n])
+    x = mva.exact_mva(net).throughput[0]
+    b = mva.aba_bounds(net)
+    assert b.contains(x)
+    r = n / x - net.think_times[0]
+    assert b.response_lower * (1 - 1e-9) - 1e-12 <= r <= b.response_upper * (1 + 1e-9) + 1e-12
+
+
+@given(single_class_networks(kinds=("queue", "queue", "delay"), max_population=30), st.integers(1, 40))
+def test_bjb_encloses_exact(net, n):
+    if not (np.array(net.kinds) == "queue").any() or not net.demands[0][np.array(net.kinds) == "queue"].any():
+        return
+    net = net.with_populations([n])
+    x = mva.exact_mva(net).throughput[0]
+    b = mva.balanced_job_bounds(net)
+    assert b.contains(x)
+    r = n / x - net.think_times[0]
+    assert b.response_lower * (1 - 1e-9) - 1e-12 <= r <= b.response_upper * (1 + 1e-9) + 1e-12
