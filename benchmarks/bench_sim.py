@@ -1,0 +1,186 @@
+"""Speed and memory of the bundled simulator.
+
+1. The LoPC all-to-all workload (P=16, W=1000 exponential, o=100 exponential
+   handlers, L=50 constant; 10,000 warm-up + 100,000 measured request cycles)
+   in :func:`validation.simulate` and in a faithful SimPy model written here,
+   in the same run: request cycles per second of both and the ratio
+   (target: >= 10x SimPy).
+2. Peak memory of streaming a 10^7-record trace (generated to a temporary
+   file first): reading every record, and driving the simulator from it
+   (target: < 200 MB), each in a fresh subprocess (``ru_maxrss``).
+
+Run::
+
+    python benchmarks/bench_sim.py            # full
+    python benchmarks/bench_sim.py --quick    # smaller, for a smoke test
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+P, W, O, L = 16, 1000.0, 100.0, 50.0
+
+
+# --------------------------------------------------------------------------
+# a faithful SimPy model of the same machine
+# --------------------------------------------------------------------------
+
+def simpy_lopc(cycles: int, warmup: int, seed: int) -> tuple[float, float]:
+    """Return (mean cycle time, wall seconds) of the SimPy model."""
+    import simpy
+
+    env = simpy.Environment()
+    rng = random.Random(seed)
+    cpus = [simpy.PreemptiveResource(env, capacity=1) for _ in range(P)]
+    stats = {"done": 0, "sum": 0.0, "n": 0}
+    stop = env.event()
+
+    def handler(cpu: int, cost: float):
+        # handlers: priority 0, preempt the thread (priority 1), FIFO among themselves
+        with cpus[cpu].request(priority=0, preempt=True) as req:
+            yield req
+            yield env.timeout(cost)
+
+    def message(src: int, dst: int, wake: simpy.Event):
+        yield env.timeout(L)
+        yield env.process(handler(dst, rng.expovariate(1.0 / O)))    # request handler
+        yield env.timeout(L)
+        yield env.process(handler(src, rng.expovariate(1.0 / O)))    # reply handler
+        wake.succeed()
+
+    def thread(i: int):
+        start = env.now
+        while True:
+            left = rng.expovariate(1.0 / W)
+            while left > 0:                                          # preemptive resume
+                with cpus[i].request(priority=1, preempt=False) as req:
+                    yield req
+                    t0 = env.now
+                    try:
+                        yield env.timeout(left)
+                        left = 0.0
+                    except simpy.Interrupt:
+                        left -= env.now - t0
+            dst = rng.randrange(P - 1)
+            dst += dst >= i
+            wake = env.event()
+            env.process(message(i, dst, wake))
+            yield wake
+            stats["done"] += 1
+            if stats["done"] > warmup:
+                stats["sum"] += env.now - start
+                stats["n"] += 1
+            start = env.now
+            if stats["done"] >= warmup + cycles and not stop.triggered:
+                stop.succeed()
+
+    for i in range(P):
+        env.process(thread(i))
+    t0 = time.perf_counter()
+    env.run(until=stop)
+    return stats["sum"] / stats["n"], time.perf_counter() - t0
+
+
+def ours_lopc(cycles: int, warmup: int, seed: int) -> tuple[float, float, float, int]:
+    from models.lopc import LoPCParams
+    from validation import simulate
+    simulate(LoPCParams(P=P, W=W, o=O, L=L), cycles=100, seed=0, progress=False)  # imports
+    t0 = time.perf_counter()
+    r = simulate(LoPCParams(P=P, W=W, o=O, L=L), cycles=cycles, warmup=warmup, seed=seed,
+                 progress=False)
+    wall = time.perf_counter() - t0
+    return r.cycle_time.mean, r.cycle_time.half_width, wall, r.events
+
+
+# --------------------------------------------------------------------------
+# memory of streaming a large trace (run in a child process)
+# --------------------------------------------------------------------------
+
+_CHILD = r"""
+import resource, sys, time
+sys.path.insert(0, {root!r})
+from validation import read_trace, simulate, Machine, NodeSpec
+path, mode, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+t0 = time.perf_counter()
+if mode == "read":
+    k = 0
+    for r in read_trace(path):
+        k += 1
+    what = f"read {{k:,}} records"
+else:
+    m = Machine.homogeneous({P}, NodeSpec(compute=1), latency={L})
+    res = simulate(m, trace=path, cycles=n, warmup=0, batches=10, progress=False)
+    what = f"simulated {{res.counts['completed']:,}} request cycles, R={{res.cycle_time.mean:.1f}}"
+dt = time.perf_counter() - t0
+print(f"{{what}} in {{dt:.1f}} s; peak RSS {{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}} MB")
+"""
+
+
+def memory(records: int, keep: bool) -> None:
+    from models.lopc import LoPCParams
+    from validation import generate, write_trace
+    from validation.sim.builders import lopc_machine
+    m, w = lopc_machine(LoPCParams(P=P, W=W, o=O, L=L))
+    per_thread = records // (2 * P)
+    fd, path = tempfile.mkstemp(suffix=".csv", prefix="bench_trace_", dir="/tmp")
+    os.close(fd)
+    try:
+        t0 = time.perf_counter()
+        n = write_trace(generate(w, m, requests=per_thread, seed=1), path)
+        dt = time.perf_counter() - t0
+        size = os.path.getsize(path) / 2**20
+        print(f"trace: {n:,} records, {size:,.0f} MiB written in {dt:.1f} s ({n / dt:,.0f} records/s)")
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+        code = _CHILD.format(root=root, P=P, L=L)
+        for mode in ("read", "simulate"):
+            out = subprocess.run([sys.executable, "-c", code, path, mode, str(n // 2 - 100)],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+            print(f"  streaming ({mode}): {out}")
+    finally:
+        if not keep:
+            os.unlink(path)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="10x smaller runs")
+    ap.add_argument("--records", type=int, default=None, help="trace records (default 10^7)")
+    ap.add_argument("--keep-trace", action="store_true")
+    args = ap.parse_args()
+    cycles = 10_000 if args.quick else 100_000
+    warmup = cycles // 10
+    records = args.records or (10**6 if args.quick else 10**7)
+    total = cycles + warmup
+
+    print(f"LoPC all-to-all, P={P}, W={W:g} exp, o={O:g} exp, L={L:g} const; "
+          f"{warmup:,} warm-up + {cycles:,} measured request cycles")
+    R, hw, wall, events = ours_lopc(cycles, warmup, seed=1)
+    ours_rate = total / wall
+    print(f"  validation.simulate : R = {R:8.1f} +- {hw:.1f}  {wall:6.2f} s  "
+          f"{ours_rate:10,.0f} cycles/s  ({events / wall:,.0f} events/s)")
+    try:
+        Rs, wall_s = simpy_lopc(cycles, warmup, seed=1)
+    except ImportError:
+        print("  simpy not installed (pip install simpy): no baseline")
+    else:
+        simpy_rate = total / wall_s
+        print(f"  SimPy {__import__('simpy').__version__:<13} : R = {Rs:8.1f}          {wall_s:6.2f} s  "
+              f"{simpy_rate:10,.0f} cycles/s")
+        print(f"  speed-up over SimPy : {ours_rate / simpy_rate:.1f}x (target >= 10x)")
+    print(f"  reference R = 1406 (four simulators: 1404.7-1407.6); "
+          f"ours is {100 * (R / 1406 - 1):+.2f}%")
+    print()
+    memory(records, args.keep_trace)
+
+
+if __name__ == "__main__":
+    main()

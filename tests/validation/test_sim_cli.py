@@ -1,0 +1,39 @@
+"""The ``simulate`` subcommand."""
+
+from __future__ import annotations
+
+import argparse
+
+from validation.cli import register
+from validation.generators import Workload, generate
+from validation.sim.machine import Machine, NodeSpec
+from validation.traces import write_trace
+
+
+def _run(argv: list[str]) -> str:
+    ap = argparse.ArgumentParser()
+    register(ap.add_subparsers(dest="command"))
+    args = ap.parse_args(argv)
+    return args.func(args)
+
+
+def test_simulate_lopc_prints_means_with_intervals() -> None:
+    out = _run(["simulate", "lopc", "--P", "4", "--cycles", "2000", "--seed", "1"])
+    assert "cycle_time" in out and "ci95" in out and "request_handler" in out
+
+
+def test_simulate_ini_and_policy_with_resources() -> None:
+    out = _run(["simulate", "ini", "--S", "2", "--K", "2", "--dispatch", "shared", "--cycles", "1000",
+                "--resources", "--format", "csv"])
+    assert "cluster0.ini" in out and "ini" in out
+    out = _run(["simulate", "policy", "--policy", "floating", "--p", "3", "--cycles", "1000"])
+    assert "send_handler" in out
+
+
+def test_simulate_trace_file(tmp_path) -> None:
+    m = Machine.homogeneous(3, NodeSpec(compute=1), latency=5)
+    path = tmp_path / "t.jsonl"
+    write_trace(generate(Workload(burst=100, request_cost=10, reply_cost=10), m, requests=300,
+                         seed=1), path)
+    out = _run(["simulate", "trace", str(path), "--nodes", "3", "--L", "5", "--cycles", "500"])
+    assert "cycle_time" in out

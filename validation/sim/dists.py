@@ -1,0 +1,205 @@
+"""Service-time, latency and burst distributions for the simulator and the generators.
+
+A :class:`Dist` is a frozen description (family and parameters); its
+:meth:`Dist.sampler` binds it to a :class:`random.Random` stream and returns a
+zero-argument callable that draws one value.  Python's :mod:`random` is used
+(not NumPy) because the simulator draws one value at a time, where a bound
+``random.Random`` method costs about a tenth of a NumPy scalar draw.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from mva._validate import check_choice, check_integer, check_nonnegative
+
+__all__ = ["Dist", "as_dist", "FAMILIES"]
+
+#: distribution families understood by :class:`Dist`
+FAMILIES = ("deterministic", "exponential", "erlang", "hyperexponential", "uniform")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Dist:
+    """A non-negative random variable (a time in processor cycles, or a size).
+
+    Parameters
+    ----------
+    family : {"deterministic", "exponential", "erlang", "hyperexponential", "uniform"}
+        Distribution family.
+    mean : float
+        Mean, in the unit of the quantity described (cycles for times).
+    k : int
+        Number of phases of an Erlang distribution (``family="erlang"``).
+    cs2 : float
+        Squared coefficient of variation of a hyperexponential distribution
+        (``> 1``; balanced means).  For the other families it is ignored on
+        input and set to the family's value (0, 1, ``1/k``, ...).
+    width : float
+        Half-width of a uniform distribution, ``mean - width`` to
+        ``mean + width`` (``0 <= width <= mean``).
+
+    Notes
+    -----
+    Squared coefficients of variation: deterministic 0, exponential 1,
+    Erlang-:math:`k` :math:`1/k`, uniform :math:`w^2 / (3 m^2)`, and the
+    two-phase hyperexponential with balanced means
+
+    .. math::
+
+        p_1 = \\tfrac12\\Bigl(1 + \\sqrt{\\tfrac{c^2 - 1}{c^2 + 1}}\\Bigr),\\quad
+        \\mu_i = \\frac{2 p_i}{m},
+
+    which has mean :math:`m` and squared coefficient of variation :math:`c^2`.
+
+    Examples
+    --------
+    >>> import random
+    >>> d = Dist(family="erlang", mean=10.0, k=4)
+    >>> d.cs2
+    0.25
+    >>> draw = d.sampler(random.Random(1))
+    >>> x = [draw() for _ in range(20000)]
+    >>> round(sum(x) / len(x), 0)
+    10.0
+    >>> Dist.from_cs2(5.0, 0.0)
+    Dist(family='deterministic', mean=5.0, k=1, cs2=0.0, width=0.0)
+    """
+
+    family: str = "exponential"
+    mean: float = 1.0
+    k: int = 1
+    cs2: float = 1.0
+    width: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_choice("family", self.family, FAMILIES)
+        object.__setattr__(self, "mean", float(check_nonnegative("mean", self.mean)))
+        object.__setattr__(self, "k", int(check_integer("k", self.k, minimum=1)))
+        if self.family == "hyperexponential":
+            c = float(check_nonnegative("cs2", self.cs2))
+            if c <= 1.0:
+                raise ValueError(f"cs2 must be > 1 for a hyperexponential distribution; got {c!r}")
+        w = float(check_nonnegative("width", self.width))
+        if w > self.mean:
+            raise ValueError(f"width must lie in [0, mean={self.mean!r}]; got {w!r}")
+        object.__setattr__(self, "width", w)
+        object.__setattr__(self, "cs2", float(self._family_cs2()))
+
+    # -- constructors ---------------------------------------------------------
+    @classmethod
+    def constant(cls, value: float) -> "Dist":
+        """A deterministic value."""
+        return cls(family="deterministic", mean=value)
+
+    @classmethod
+    def exponential(cls, mean: float) -> "Dist":
+        """An exponential distribution with the given mean."""
+        return cls(family="exponential", mean=mean)
+
+    @classmethod
+    def from_cs2(cls, mean: float, cs2: float) -> "Dist":
+        """The usual two-moment fit: deterministic (0), Erlang (< 1), exponential (1), H2 (> 1).
+
+        For ``0 < cs2 < 1`` the Erlang order is ``k = round(1 / cs2)``, so the
+        fitted squared coefficient of variation is ``1/k`` (exact when ``1/cs2``
+        is an integer).
+        """
+        cs2 = float(check_nonnegative("cs2", cs2))
+        if cs2 == 0.0:
+            return cls(family="deterministic", mean=mean)
+        if cs2 == 1.0:
+            return cls(family="exponential", mean=mean)
+        if cs2 < 1.0:
+            return cls(family="erlang", mean=mean, k=max(1, round(1.0 / cs2)))
+        return cls(family="hyperexponential", mean=mean, cs2=cs2)
+
+    # -- moments ---------------------------------------------------------------
+    def _family_cs2(self) -> float:
+        if self.family == "deterministic" or self.mean == 0.0:
+            return 0.0
+        if self.family == "exponential":
+            return 1.0
+        if self.family == "erlang":
+            return 1.0 / self.k
+        if self.family == "uniform":
+            return self.width ** 2 / (3.0 * self.mean ** 2)
+        return self.cs2
+
+    @property
+    def variance(self) -> float:
+        """Variance, ``cs2 * mean**2``."""
+        return self.cs2 * self.mean ** 2
+
+    # -- sampling --------------------------------------------------------------
+    def sampler(self, rng: random.Random, *, chunk: int = 256) -> Callable[[], float]:
+        """Return a zero-argument function drawing one value.
+
+        The values come from a NumPy generator seeded from ``rng`` (one
+        ``getrandbits(64)`` call), drawn ``chunk`` at a time and handed out
+        one by one: several times cheaper per value than a Python-level draw.
+        Deterministic for a given state of ``rng``.
+        """
+        m = self.mean
+        fam = self.family
+        if fam == "deterministic" or m == 0.0:
+            return lambda: m
+        import numpy as np
+        g = np.random.default_rng(rng.getrandbits(64))
+        n = int(chunk)
+        if fam == "exponential":
+            def block() -> list[float]:
+                return (g.standard_exponential(n) * m).tolist()
+        elif fam == "erlang":
+            k = self.k
+            scale = m / k
+
+            def block() -> list[float]:
+                return g.gamma(k, scale, n).tolist()
+        elif fam == "uniform":
+            lo = m - self.width
+            span = 2.0 * self.width
+
+            def block() -> list[float]:
+                return (lo + span * g.random(n)).tolist()
+        else:  # balanced-means two-phase hyperexponential
+            c = self.cs2
+            p1 = 0.5 * (1.0 + math.sqrt((c - 1.0) / (c + 1.0)))
+            m1 = m / (2.0 * p1)
+            m2 = m / (2.0 * (1.0 - p1))
+
+            def block() -> list[float]:
+                e = g.standard_exponential(n)
+                return (e * np.where(g.random(n) < p1, m1, m2)).tolist()
+
+        def values() -> Iterator[float]:
+            while True:
+                yield from block()
+        return values().__next__
+
+    def describe(self) -> str:
+        """Short text, e.g. ``"exp(100)"``."""
+        m = f"{self.mean:g}"
+        return {"deterministic": f"const({m})", "exponential": f"exp({m})",
+                "erlang": f"erlang{self.k}({m})", "uniform": f"unif({m}+-{self.width:g})",
+                "hyperexponential": f"h2({m}, cs2={self.cs2:g})"}[self.family]
+
+
+def as_dist(name: str, value: Any) -> Dist:
+    """Coerce ``value`` to a :class:`Dist`: a number is a constant, a Dist passes through."""
+    if isinstance(value, Dist):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return Dist(family="deterministic", mean=float(check_nonnegative(name, value)))
+    try:
+        import numpy as np
+        arr = np.asarray(value)
+        if arr.ndim == 0 and arr.dtype.kind in "iuf":
+            return Dist(family="deterministic", mean=float(check_nonnegative(name, arr)))
+    except Exception:  # pragma: no cover - fall through to the error
+        pass
+    raise ValueError(f"{name} must be a number of cycles or a Dist; got {value!r}")
+
