@@ -25,7 +25,8 @@ from mva._version import __version__
 __all__ = ["main", "build_parser", "MODEL_COMMANDS"]
 
 #: modules of :mod:`models` that define ``register_cli(subparsers)``
-MODEL_COMMANDS: tuple[str, ...] = ()
+MODEL_COMMANDS: tuple[str, ...] = ("lopc", "ini", "policy", "cost", "pdq", "layers", "mechanisms",
+                                   "sweep_cli")
 
 
 def build_parser() -> argparse.ArgumentParser:

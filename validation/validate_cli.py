@@ -1,0 +1,78 @@
+"""The ``smp-contention validate`` subcommand: the validation report.
+
+Registered through the ``smp_contention.commands`` entry-point group
+(``validate = validation.validate_cli:register``), so :mod:`models` never
+imports the simulator::
+
+    smp-contention validate --quick                 # CI-sized grid, about two minutes
+    smp-contention validate --out site/validation --workers 8   # the full grid
+
+Prints the Markdown summary (accuracy targets and errors per grid and method)
+to standard output and writes ``report.md``, ``report.html`` and PNG plots to
+``--out`` (default ``./validation-report``).  A progress bar appears only on a
+terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``validate`` subcommand to an argparse ``subparsers`` object.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="smp-contention")
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["validate", "--quick", "--seed", "3"])
+    >>> args.quick, args.seed, args.out
+    (True, 3, 'validation-report')
+    """
+    p = subparsers.add_parser(
+        "validate", help="run every model against the simulator and write the validation report",
+        description="Run LoPC, INI (every method and dispatch discipline), the Fixed/Floating/"
+                    "Single policies and PDQ against the trace-driven simulator; print the "
+                    "accuracy-target summary (Markdown) and write report.md, report.html and "
+                    "PNG plots.")
+    p.add_argument("--quick", action="store_true",
+                   help="the small grid used in continuous integration")
+    p.add_argument("--out", default="validation-report",
+                   help="output directory (default: ./validation-report)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="simulator processes (default: all CPUs; 1 runs in this process)")
+    p.add_argument("--only", default=None,
+                   type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
+                   help="comma-separated grids: lopc, ini, ini-dispatch, ini-cs2, policy, pdq")
+    p.add_argument("--scale", type=float, default=1.0,
+                   help="multiplier of the simulated requests per point (default 1)")
+    p.add_argument("--no-plots", action="store_true", help="skip the matplotlib plots")
+    p.add_argument("--strict", action="store_true",
+                   help="exit with status 1 when an accuracy target is not met")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> str:
+    """Run the validation for parsed arguments; returns the Markdown summary."""
+    from .report import run_validation, write_report
+
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be >= 1; got {args.workers}")
+    if not args.scale > 0:
+        raise ValueError(f"--scale must be > 0; got {args.scale}")
+    executor = "serial" if args.workers == 1 else None
+    res = run_validation(quick=args.quick, seed=args.seed, executor=executor,
+                         workers=args.workers, progress=True, only=args.only,
+                         cycles_scale=args.scale)
+    paths = write_report(res, args.out, plots=not args.no_plots)
+    text = paths["summary"] + f"\nReport: {paths['md']}, {paths['html']}\n"
+    if args.strict and not res.all_met:
+        import sys
+        sys.stdout.write(text)
+        raise SystemExit(1)
+    return text
