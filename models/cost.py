@@ -29,7 +29,7 @@ on an SMP Node Parallel Machine", HPCA 1997 (paper 000), sections 4, 5, 6.3.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 

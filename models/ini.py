@@ -39,11 +39,12 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
 import numpy as np
 
+from mva.results import ResultMixin
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
                            check_positive, scalar_or_array)
 
@@ -221,7 +222,7 @@ class INIParams:
 
 
 @dataclass(frozen=True, kw_only=True)
-class INIResult:
+class INIResult(ResultMixin):
     """Solution of the INI model (thesis Table 6.2 notation).
 
     Attributes
@@ -279,22 +280,6 @@ class INIResult:
     converged: Any = True
     iterations: int = 0
     residual: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """All fields as a plain dict."""
-        return asdict(self)
-
-    def to_frame(self) -> Any:
-        """The numeric fields as a :class:`pandas.DataFrame` (one row per grid point)."""
-        try:
-            import pandas as pd
-        except ImportError as exc:  # pragma: no cover - depends on environment
-            raise ImportError("INIResult.to_frame() needs pandas: pip install pandas") from exc
-        cols = {f.name: np.ravel(getattr(self, f.name)) for f in fields(self)
-                if f.name not in ("method", "iterations", "residual", "saturated")}
-        n = max(len(v) for v in cols.values())
-        return pd.DataFrame({k: np.broadcast_to(v, (n,)) if len(v) == 1 else v
-                             for k, v in cols.items()})
 
 
 # ---------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from mva.results import ResultMixin
 from mva._validate import (as_float_array, check_choice, check_nonnegative, check_positive,
                            scalar_or_array)
 
@@ -102,24 +103,7 @@ def _out(x: Any) -> Any:
     return scalar_or_array(np.asarray(x, dtype=float))
 
 
-class _ResultMixin:
-    """``to_dict`` / ``to_frame`` for the result dataclasses."""
 
-    def to_dict(self) -> dict[str, Any]:
-        """The result's fields as a plain dict (arrays stay arrays)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
-
-    def to_frame(self) -> Any:
-        """The result as a :class:`pandas.DataFrame`, one row per grid point (needs pandas)."""
-        try:
-            import pandas as pd
-        except ImportError as exc:  # pragma: no cover - depends on environment
-            raise ImportError(f"{type(self).__name__}.to_frame() needs pandas: "
-                              "pip install pandas") from exc
-        d = self.to_dict()
-        arrays = {k: np.asarray(v) for k, v in d.items()}
-        shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
-        return pd.DataFrame({k: np.broadcast_to(a, shape).ravel() for k, a in arrays.items()})
 
 
 def _mg1_wait(lam: np.ndarray, mean_s: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -455,7 +439,7 @@ def _as_proto(proto: Any) -> ProtocolParams:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MessageCost(_ResultMixin):
+class MessageCost(ResultMixin):
     """Uncontended cost of one message (see :func:`message_cost`).
 
     Attributes
@@ -584,7 +568,7 @@ def message_cost(comm: Any = None, size: Any = 64, *, handler: Any = True) -> Me
 
 
 @dataclass(frozen=True, kw_only=True)
-class FetchCost(_ResultMixin):
+class FetchCost(ResultMixin):
     """Uncontended cost of a remote fetch (see :func:`block_fetch`, :func:`page_fetch`).
 
     Attributes
@@ -810,7 +794,7 @@ def _bottleneck(rhos: Mapping[str, np.ndarray]) -> np.ndarray:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ContentionResult(_ResultMixin):
+class ContentionResult(ResultMixin):
     """Contended fetch round trip at a given fetch rate (see :func:`fetch_contention`).
 
     Attributes
@@ -1042,7 +1026,7 @@ class AppProfile:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SpeedupResult(_ResultMixin):
+class SpeedupResult(ResultMixin):
     """Speedup estimate of an application on given layers (see :func:`speedup`).
 
     Attributes

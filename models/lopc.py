@@ -25,11 +25,12 @@ References
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
 import numpy as np
 
+from mva.results import ResultMixin
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
                            scalar_or_array)
 
@@ -67,18 +68,6 @@ def _engine(method: str) -> Any:
     import mva
 
     return getattr(mva, {"exact": "exact_mva"}.get(method, method))
-
-
-def _frame(obj: Any, skip: tuple[str, ...]) -> Any:
-    try:
-        import pandas as pd
-    except ImportError as exc:  # pragma: no cover - depends on environment
-        raise ImportError(f"{type(obj).__name__}.to_frame() needs pandas: pip install pandas") \
-            from exc
-    cols = {f.name: np.ravel(getattr(obj, f.name)) for f in fields(obj) if f.name not in skip}
-    n = max(len(v) for v in cols.values())
-    return pd.DataFrame({k: np.broadcast_to(v, (n,)) if len(v) == 1 else v
-                         for k, v in cols.items()})
 
 
 # ---------------------------------------------------------------------------
@@ -141,7 +130,7 @@ class LoPCParams:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LoPCResult:
+class LoPCResult(ResultMixin):
     """Solution of the LoPC model.
 
     Attributes
@@ -184,14 +173,6 @@ class LoPCResult:
     converged: Any = True
     iterations: int = 0
     residual: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """All fields as a plain dict."""
-        return asdict(self)
-
-    def to_frame(self) -> Any:
-        """Numeric fields as a :class:`pandas.DataFrame` (one row per grid point)."""
-        return _frame(self, ("method", "iterations", "residual", "saturated"))
 
 
 # ---------------------------------------------------------------------------
@@ -516,7 +497,7 @@ def solve(params: LoPCParams | None = None, method: str = "lopc", *, tol: float 
 # ---------------------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
-class ClientServerResult:
+class ClientServerResult(ResultMixin):
     """Solution of the client-server LoPC variant.
 
     Attributes
@@ -557,14 +538,6 @@ class ClientServerResult:
     servers: Any
     method: str = "lopc"
     iterations: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """All fields as a plain dict."""
-        return asdict(self)
-
-    def to_frame(self) -> Any:
-        """Numeric fields as a :class:`pandas.DataFrame`."""
-        return _frame(self, ("method", "iterations"))
 
 
 def _cs_lopc(C: np.ndarray, S: np.ndarray, W: np.ndarray, o: np.ndarray, L: np.ndarray,
@@ -677,7 +650,7 @@ def solve_client_server(P: Any, S: Any, W: Any, o: Any, L: Any, cs2: Any = 1.0, 
 
 
 @dataclass(frozen=True, kw_only=True)
-class OptimalServers:
+class OptimalServers(ResultMixin):
     """Best split of ``P`` processors into servers and clients.
 
     Attributes
@@ -697,14 +670,6 @@ class OptimalServers:
     throughput: Any
     R: Any
     all_to_all_throughput: Any
-
-    def to_dict(self) -> dict[str, Any]:
-        """All fields as a plain dict."""
-        return asdict(self)
-
-    def to_frame(self) -> Any:
-        """The fields as a :class:`pandas.DataFrame`."""
-        return _frame(self, ())
 
 
 def optimal_servers(P: Any, W: Any, o: Any, L: Any, cs2: Any = 1.0, *,

@@ -36,6 +36,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from mva.results import ResultMixin
 from mva._validate import (as_float_array, check_choice, check_nonnegative, check_positive,
                            check_probability, scalar_or_array)
 
@@ -65,21 +66,7 @@ def _out(x: Any) -> Any:
     return scalar_or_array(np.asarray(x, dtype=float))
 
 
-class _ResultMixin:
-    def to_dict(self) -> dict[str, Any]:
-        """The result's fields as a plain dict (arrays stay arrays)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
 
-    def to_frame(self) -> Any:
-        """The result as a :class:`pandas.DataFrame`, one row per grid point (needs pandas)."""
-        try:
-            import pandas as pd
-        except ImportError as exc:  # pragma: no cover - depends on environment
-            raise ImportError(f"{type(self).__name__}.to_frame() needs pandas: "
-                              "pip install pandas") from exc
-        arrays = {k: np.asarray(v) for k, v in self.to_dict().items()}
-        shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
-        return pd.DataFrame({k: np.broadcast_to(a, shape).ravel() for k, a in arrays.items()})
 
 
 # ---------------------------------------------------------------------------
@@ -657,7 +644,7 @@ def _region(T: np.ndarray, nocong: np.ndarray, ideal: np.ndarray, hide_tol: floa
 
 
 @dataclass(frozen=True, kw_only=True)
-class MechanismResult(_ResultMixin):
+class MechanismResult(ResultMixin):
     """Performance of one mechanism (see :func:`solve`).
 
     Attributes
@@ -833,7 +820,7 @@ def compare(params: MechanismParams | None = None, mechanisms: Sequence[str] = M
 
 
 @dataclass(frozen=True, kw_only=True)
-class CrossoverResult(_ResultMixin):
+class CrossoverResult(ResultMixin):
     """Crossover between two mechanisms (see :func:`crossover_bandwidth`, :func:`crossover_latency`).
 
     Attributes

@@ -33,12 +33,12 @@ HPCA 1999 (paper 001), sections 3 to 5 and Table 1.  L. Kleinrock,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
 import numpy as np
 
-from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
+from mva._validate import (check_choice, check_integer, check_nonnegative,
                            check_positive, check_probability, scalar_or_array)
 
 from .policy import _ResultMixin

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["MVAResult"]
+__all__ = ["MVAResult", "ResultMixin"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,3 +117,58 @@ class MVAResult:
         r = np.array2string(self.response_time, precision=6, suppress_small=True)
         return (f"MVAResult(method={self.method!r}, converged={self.converged}, "
                 f"iterations={self.iterations}, throughput={x}, response_time={r})")
+
+
+class ResultMixin:
+    """``to_dict`` and ``to_frame`` for the result dataclasses of vectorised models.
+
+    A model result holds one value per grid point in each field (scalars for a
+    single point) plus solver diagnostics.  ``to_frame`` gives one row per grid
+    point: every field that broadcasts to the grid becomes a column; fields
+    named in ``_frame_skip`` (diagnostics that are not per point) and nested
+    results or mappings are left out.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> import numpy as np
+    >>> @dataclass(frozen=True)
+    ... class Demo(ResultMixin):
+    ...     R: object
+    ...     method: str = "x"
+    >>> Demo(R=np.array([1.0, 2.0])).to_frame()["R"].tolist()
+    [1.0, 2.0]
+    """
+
+    #: fields ``to_frame`` leaves out (solver diagnostics, not per grid point)
+    _frame_skip: ClassVar[tuple[str, ...]] = ("method", "iterations", "residual")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict (arrays stay arrays; nested results become dicts)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            out[f.name] = v.to_dict() if isinstance(v, ResultMixin) else v
+        return out
+
+    def to_frame(self) -> Any:
+        """A :class:`pandas.DataFrame` with one row per grid point (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - depends on environment
+            raise ImportError(f"{type(self).__name__}.to_frame() needs pandas: "
+                              "pip install pandas") from exc
+        cols: dict[str, np.ndarray] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            if f.name in self._frame_skip or isinstance(v, (ResultMixin, dict)):
+                continue
+            cols[f.name] = np.asarray(v)
+        shape = max((a.shape for a in cols.values()), key=lambda s: int(np.prod(s)), default=())
+        out = {}
+        for k, a in cols.items():
+            try:
+                out[k] = np.broadcast_to(a, shape).ravel()
+            except ValueError:      # not per grid point (e.g. a per-station vector)
+                continue
+        return pd.DataFrame(out)

@@ -455,7 +455,7 @@ def test_crosscheck_models_ini_overhead_preset() -> None:
 def test_crosscheck_models_layers_table2() -> None:
     from models import layers
 
-    t = load_table("layers_table_2")
+    assert len(load_table("layers_table_2")) == 4
     rows = {"host_overhead": "Host Overhead", "io_bus_bandwidth": "I/O Bus Bandwidth",
             "ni_occupancy": "NI Occupancy", "message_handling": "Message Handling Cost"}
     assert set(layers.TABLE2) == set(rows)
