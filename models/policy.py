@@ -20,11 +20,14 @@ node should be *dedicated* to protocol processing.  Three policies:
     Floating with one processor per node (``params.p`` is ignored).
 
 Tempest atomicity allows one *acting* protocol processor per node, so each
-node's protocol processing is one FCFS server.  The model is a per-node
-symmetric mean-value analysis solved as a fixed point
-(:func:`mva.fixedpoint.fixed_point`); the probability that no processor is
-idle when a message arrives is one of the quantities of the fixed point.
-The derivation is in the documentation page *Protocol-processing policies*.
+node's protocol processing is one FCFS server.  The model is a closed
+queueing network (one chain of threads and one protocol server per node)
+solved by exact MVA of the :mod:`mva` engine; under Floating and Single the
+interrupt probability -- an empty protocol server and no blocked thread when
+a reply message arrives, from the arrival theorem -- is the root of a scalar
+equation around it.  ``method="fixed-point"`` keeps the earlier per-node
+Schweitzer fixed point (:func:`mva.fixedpoint.fixed_point`).  The derivation
+is in the documentation page *Protocol-processing policies*.
 
 References
 ----------
@@ -36,7 +39,7 @@ approximation used here).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -49,6 +52,8 @@ __all__ = [
     "PolicyResult",
     "PolicyComparison",
     "POLICIES",
+    "METHODS",
+    "EXACT_LATTICE_LIMIT",
     "SATURATION_THRESHOLD",
     "NULL_HANDLER",
     "FETCH_BLOCK",
@@ -168,9 +173,10 @@ class PolicyParams:
         nor the network (e.g. miss detection and reloading the data), all
         policies, cycles.
     handler_cs2 : float or array, default 0
-        Squared coefficient of variation of handler occupancies (0:
-        deterministic handlers, 1: exponential).  Interrupt overhead is a
-        constant.
+        Squared coefficient of variation of the handler occupancies
+        ``o_h + o_dispatch`` (0: deterministic handlers, 1: exponential).
+        The direct and indirect overheads and the interrupt overhead are
+        constants added to them (as in the simulator).
     iterations : float or array, default 1000
         Total work per node, in request cycles (iterations of Single's
         loop).  They are divided among the compute processors, so the
@@ -397,7 +403,10 @@ class PolicyResult(_ResultMixin):
     converged : bool or array
         Per grid point.
     method, iterations, residual
-        Solver diagnostics (:func:`mva.fixedpoint.fixed_point`).
+        Solver diagnostics: ``"exact-mva"``, ``"linearizer-mva"``,
+        ``"schweitzer-mva"`` (iterations: the most of the MVA solver or of
+        the root search on the interrupt probability over the grid) or the
+        legacy fixed point's (:func:`mva.fixedpoint.fixed_point`).
     """
 
     policy: str
@@ -543,6 +552,169 @@ def _policy_formulas(a: Mapping[str, np.ndarray], policy: str, *, damping: float
                 method=fp.method, iterations=fp.iterations, residual=fp.residual)
 
 
+#: solution methods of :func:`solve` (``"auto"``: exact MVA when the lattice is small)
+METHODS = ("auto", "exact", "linearizer", "schweitzer", "fixed-point")
+
+#: largest population lattice (``(n_c + 1) ** nodes``) solved by exact MVA under ``"auto"``
+EXACT_LATTICE_LIMIT = 4096
+
+
+def _node_network(n: int, N: int, s_q: float, s_y: float, s_r: float, Z: float, cs2: float,
+                  pops: Any = None) -> Any:
+    """The closed network of ``N`` symmetric nodes: one FCFS protocol server per node.
+
+    Chain ``k`` holds node ``k``'s ``n`` threads; its classes are the send
+    (request) and response handlers at its own server and the reply handler at
+    each other server (visit ratio ``1/(N-1)``); compute and network are the
+    chain's think time ``Z``.
+    """
+    from mva.network import ClosedNetwork
+
+    D = np.zeros((3 * N, N))
+    V = np.zeros((3 * N, N))
+    for k in range(N):
+        D[3 * k, k], V[3 * k, k] = s_q, 1.0
+        D[3 * k + 1, k], V[3 * k + 1, k] = s_r, 1.0
+        for j in range(N):
+            if j != k:
+                D[3 * k + 2, j], V[3 * k + 2, j] = s_y / (N - 1), 1.0 / (N - 1)
+    return ClosedNetwork(demands=D, visits=V, chains=np.repeat(np.arange(N), 3),
+                         populations=[n] * N if pops is None else pops, think_times=[Z] * N,
+                         cs2=[cs2] * N, disciplines=["fcfs"] * N)
+
+
+def _network_point(v: Mapping[str, float], policy: str, method: str, tol: float,
+                   max_iter: int) -> dict[str, float]:
+    """One parameter point by closed-network MVA (see :func:`solve`, Notes)."""
+    import mva
+    from scipy.optimize import brentq
+
+    fixed = policy == "fixed"
+    p = 1 if policy == "single" else int(round(v["p"]))
+    n = p - 1 if fixed else p
+    N = int(round(v["nodes"]))
+    d = 0.0 if fixed else v["o_direct"] + v["o_indirect"]
+    base = {h: v[o] + v["o_dispatch"] for h, o in (("q", "o_req"), ("y", "o_reply"),
+                                                   ("r", "o_resp"))}
+    s = {h: b + d for h, b in base.items()}
+    O = 0.0 if fixed else v["O_int"]
+    T_x = v["t_extra"] + (v["t_transfer"] if fixed else 0.0) + 2.0 * v["L"]
+    C = v["C"]
+    cs2 = v["handler_cs2"]
+    var = sum(cs2 * b * b for b in base.values())          # handler variance per cycle
+
+    def run(P_int: float, reduced: bool) -> Any:
+        return run_pop(P_int, n, reduced)
+
+    def run_pop(P_int: float, n_pop: int, reduced: bool = False) -> Any:
+        sy = s["y"] + P_int * O
+        m2 = sum(x * x for x in s.values()) - s["y"] ** 2 + sy * sy
+        scv = (var + P_int * (1.0 - P_int) * O * O) / m2   # overhead and O_int are constants
+        Z = C + P_int * (O + s["y"]) + T_x
+        pops = [n_pop] * N
+        if reduced:                                        # a remote thread is arriving
+            pops[1] -= 1
+        net = _node_network(n_pop, N, s["q"], sy, s["r"], Z, scv, pops)
+        opts = {} if method == "exact" else {"tol": min(tol, 1e-9), "max_iter": max_iter}
+        return mva.solve(net, method, **opts)
+
+    def interrupts(P_int: float) -> tuple[float, float, Any]:
+        r = run(P_int, False)
+        if fixed:
+            return 0.0, 0.0, r
+        Rk = r.residence_time
+        R_y = float(Rk[2].sum())
+        R_w = C + P_int * (O + s["y"])
+        q = R_w / (R_w + T_x + R_y)                        # computing, given not at home server
+        P_all = q ** p
+        # arrival theorem: a remote thread arriving sees node 0 with itself removed
+        busy = float(run(P_int, True).utilization[:, 0].sum())
+        return P_all * (1.0 - min(busy, 1.0)), P_all, r
+
+    it, ok = 0, True
+    if fixed:
+        P_int, P_all, r = 0.0, 0.0, run(0.0, False)
+    else:
+        def f(x: float) -> float:
+            return interrupts(x)[0] - x
+
+        hi = interrupts(0.0)[0]
+        if hi <= 0.0:
+            P_int = 0.0
+        elif f(hi) >= 0.0:
+            P_int = hi
+        else:
+            P_int, info = brentq(f, 0.0, hi, xtol=tol, rtol=4 * np.finfo(float).eps,
+                                 maxiter=max_iter, full_output=True, disp=False)
+            it, ok = int(info.iterations), bool(info.converged)
+        _, P_all, r = interrupts(P_int)
+    Rk = r.residence_time
+    R_q, R_r, R_y = float(Rk[0].sum()), float(Rk[1].sum()), float(Rk[2].sum())
+    R_w = C + P_int * (O + s["y"])
+    sy = s["y"] + P_int * O
+    if n > 1:
+        # Throughput of a closed network never falls when a customer is added, but the
+        # FCFS residual-life correction (cs2 != 1, or unequal handler times) can dip near
+        # saturation: keep the largest node throughput reached at a smaller population,
+        # the difference taken from the protocol-processor waiting in proportion.
+        X_n = n / (R_w + R_q + R_y + R_r + T_x)
+        X_best = X_n
+        for m in range(1, n):
+            rm = run_pop(P_int, m)
+            X_best = max(X_best, float(rm.chain_throughput[0]))
+        if X_best > X_n:
+            W = (R_q - s["q"]) + (R_y - sy) + (R_r - s["r"])
+            k = 1.0 - min((n / X_n - n / X_best) / W, 1.0) if W > 0 else 1.0
+            R_q, R_y, R_r = (s["q"] + k * (R_q - s["q"]), sy + k * (R_y - sy),
+                             s["r"] + k * (R_r - s["r"]))
+    R = R_w + R_q + R_y + R_r + T_x
+    D = s["q"] + sy + s["r"]
+    return dict(R=R, X=n / R, R_w=R_w, R_q=R_q, R_y=R_y, R_r=R_r, U=min(n / R * D, 1.0), D=D,
+                P_all=P_all, P_int=P_int, conv=bool(r.converged) and ok,
+                it=max(it, int(r.iterations)), res=float(r.residual))
+
+
+def _network_formulas(a: Mapping[str, np.ndarray], policy: str, *, method: str, tol: float,
+                      max_iter: int, on_fail: str) -> dict[str, Any]:
+    """Solve every unique parameter point by closed-network MVA and broadcast back."""
+    names = ("p", "nodes", "o_req", "o_reply", "o_resp", "L", "O_int", "o_direct", "o_indirect",
+             "t_transfer", "o_dispatch", "t_extra", "handler_cs2", "C")
+    shape = a["p"].shape
+    M = np.stack([np.ravel(a[k]) for k in names], axis=1) if a["p"].size else np.zeros((0, 14))
+    uniq, inv = np.unique(M, axis=0, return_inverse=True)
+    inv = np.ravel(inv)
+    fixed = policy == "fixed"
+    n_c = (a["p"] - 1.0) if fixed else a["p"]
+    if method == "auto":
+        lattice = np.max((n_c + 1.0) ** a["nodes"]) if n_c.size else 0.0
+        method = "exact" if lattice <= EXACT_LATTICE_LIMIT else "schweitzer"
+    rows = [_network_point(dict(zip(names, u)), policy, method, tol, max_iter) for u in uniq]
+    col = {k: np.array([r[k] for r in rows])[inv].reshape(shape) for k in rows[0]} if rows else {}
+    conv = col["conv"]
+    if not np.all(conv) and on_fail != "ignore":
+        from mva.errors import ConvergenceError, ConvergenceWarning
+        msg = (f"policy model ({method} MVA) did not converge at {int(np.sum(~conv))} of "
+               f"{conv.size} points")
+        if on_fail == "raise":
+            raise ConvergenceError(msg)
+        import warnings
+        warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+    R, X, D = col["R"], col["X"], col["D"]
+    R0 = a["C"] + col["D"] - col["P_int"] * (0.0 if fixed else a["O_int"]) + (
+        a["t_extra"] + (a["t_transfer"] if fixed else 0.0) + 2.0 * a["L"])
+    return dict(compute_processors=n_c, cycle_time=R, throughput=X, round_trip=R - col["R_w"],
+                compute_residence=col["R_w"], R_request=col["R_q"], R_reply=col["R_y"],
+                R_response=col["R_r"], pp_utilization=col["U"], pp_demand=D,
+                all_busy_probability=col["P_all"], interrupt_probability=col["P_int"],
+                interrupts_per_request=col["P_int"],
+                throughput_bound=np.minimum(n_c / R0, 1.0 / D),
+                execution_time=a["iterations"] / X,
+                execution_time_s=a["iterations"] / X / a["clock_hz"],
+                saturated=col["U"] >= SATURATION_THRESHOLD, converged=conv,
+                method=f"{method}-mva", iterations=int(np.max(col["it"])),
+                residual=float(np.max(col["res"])))
+
+
 def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> PolicyResult:
     """Solve the policy model for ``policy`` at every point of the parameter grid.
 
@@ -554,10 +726,19 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         Protocol-processing policy.  ``"single"`` uses one processor per
         node whatever ``params.p``; ``"fixed"`` needs ``p >= 2``.
     **options
-        ``damping`` (0.5), ``tol`` (1e-10), ``max_iter`` (10000),
-        ``fallback`` (True: SciPy root finding for unconverged points) and
-        ``on_fail`` (``"warn"``, ``"raise"`` or ``"ignore"``), passed to
-        :func:`mva.fixedpoint.fixed_point`.
+        ``method``: ``"auto"`` (default: exact MVA when the population
+        lattice ``(n_c + 1) ** nodes`` of every grid point is at most
+        :data:`EXACT_LATTICE_LIMIT`, else Bard-Schweitzer), ``"exact"``,
+        ``"linearizer"``, ``"schweitzer"`` (closed-network MVA of
+        :func:`mva.solve`) or ``"fixed-point"`` (the legacy vectorised
+        per-node Schweitzer fixed point; use it for grids of 10^5 points and
+        more: the MVA methods solve each unique point in turn, some
+        milliseconds each).  ``tol`` (1e-10) and ``max_iter``
+        (10000) bound the root search on the interrupt probability (and the
+        iterative MVA methods); ``on_fail`` (``"warn"``, ``"raise"`` or
+        ``"ignore"``) handles non-convergence.  ``damping`` (0.5) and
+        ``fallback`` (True) apply to ``"fixed-point"`` only
+        (:func:`mva.fixedpoint.fixed_point`).
 
     Returns
     -------
@@ -568,33 +749,33 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
     Raises
     ------
     ValueError
-        Unknown policy or option, or ``p < 2`` with ``policy="fixed"``.
+        Unknown policy, method or option, or ``p < 2`` with
+        ``policy="fixed"``.
 
     Notes
     -----
-    Per node: ``n_c`` compute threads (``p - 1``, ``p`` or 1), each cycling
-    through computation (mean ``C``), the request handler on its own node's
-    protocol processor, the network (``L``), the reply handler on a remote
-    node's protocol processor, the network and the response handler.  With
-    ``X = n_c / R`` and effective occupancies ``s`` (Floating adds
-    ``o_direct + o_indirect`` to every handler):
+    Chain ``k`` holds node ``k``'s ``n_c`` threads (``p - 1``, ``p`` or 1);
+    each cycles through computation ``R_w``, its send handler at its own
+    protocol server, the network, the reply handler at one of the other
+    ``N - 1`` servers, the network and the response handler at home.  Each
+    server is FCFS (Tempest atomicity: one acting protocol processor).
+    Floating adds ``o_direct + o_indirect`` (constants) to every handler:
 
     .. math::
 
         R &= R_w + R_{req} + R_{reply} + R_{resp} + 2L + t_{extra}
-             + [\\text{Fixed}]\\,t_{transfer} \\\\
-        R_h &= s_h + \\sum_j \\phi_{hj} \\left[s_j (Q_j - U_j) + \\tfrac{1 + c_s^2}{2} s_j U_j
-               \\right],\\quad Q_j = X R_j,\\ U_j = X s_j \\\\
-        P_{all} &= (R_w / R)^{p},\\quad
-        P_{int} = P_{all}\\,(1 - \\phi_{YY} U_{reply}) \\\\
-        s_{reply}^{eff} &= s_{reply} + P_{int} O_{int},\\quad
-        R_w = C + P_{all}\\, s_{reply} + P_{int} O_{int}
+             + [\\text{Fixed}]\\,t_{transfer},\\qquad X = n_c / R \\\\
+        s_{reply}^{eff} &= s_{reply} + P_{int} O_{int},\\qquad
+        R_w = C + P_{int} (O_{int} + s_{reply}) \\\\
+        P_{int} &= (1 - U_0(\\mathbf n - \\mathbf e_1))\\, q^{p},\\qquad
+        q = \\frac{R_w}{R_w + 2L + t_{extra} + R_{reply}}
 
-    where ``phi`` removes the arriving thread itself from the queue it sees
-    (Schweitzer): a local arrival sees ``(n_c - 1)/n_c`` of the local
-    handlers and all remote ones, a reply sees all local handlers and
-    ``((N-1) n_c - 1)/((N-1) n_c)`` of the replies.  Under Fixed
-    ``P_all = 0`` and ``R_w = C``.
+    where ``U_0(n - e_1)`` is the utilization of a node's server with one
+    remote thread removed (arrival theorem: the server must be empty for an
+    interrupt) and ``q^p`` the probability that no local thread is blocked.
+    Exact MVA (with the FCFS residual-life correction for ``cs2 != 1``)
+    gives the residences; ``P_int`` is the root of a decreasing scalar
+    equation (Brent).  Throughput is kept nondecreasing in the population.
 
     References
     ----------
@@ -612,14 +793,21 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
     True
     """
     check_choice("policy", policy, POLICIES)
-    check_kwargs("solve", options, ("damping", "tol", "max_iter", "fallback", "on_fail"))
+    check_kwargs("solve", options, ("method", "damping", "tol", "max_iter", "fallback",
+                                    "on_fail"))
     opts = {"damping": 0.5, "tol": 1e-10, "max_iter": 10_000, "fallback": True, "on_fail": "warn"}
     opts.update(options)
+    method = opts.pop("method", "auto")
+    check_choice("method", method, METHODS)
     if policy == "fixed" and np.any(np.asarray(params.p) < 2):
         raise ValueError(f"p must be >= 2 for policy 'fixed' (one dedicated protocol processor "
                          f"plus at least one compute processor); got p={params.p!r}")
     a = _arrays(params, policy)
-    out = _policy_formulas(a, policy, **opts)
+    if method == "fixed-point":
+        out = _policy_formulas(a, policy, **opts)
+    else:
+        out = _network_formulas(a, policy, method=method, tol=opts["tol"],
+                                max_iter=opts["max_iter"], on_fail=opts["on_fail"])
     vals = {k: (v if k in ("method", "iterations", "residual") else
                 (bool(v) if np.ndim(v) == 0 and np.asarray(v).dtype == bool else scalar_or_array(v)))
             for k, v in out.items()}
@@ -692,7 +880,7 @@ def whatif_table(p: Any = (2, 4), U: Any = (0.3, 0.7)) -> Any:
     --------
     >>> t = whatif_table(p=[2], U=[0.7])
     >>> [round(float(x), 2) for x in t["floating/fixed"]]
-    [0.66, 0.58]
+    [0.64, 0.57]
     """
     from mva.table import Table, grid_points
 

@@ -93,7 +93,7 @@ def test_finding_4_saturation_advantage_null_vs_fetch_block():
     for r in (null.fixed, null.floating, fetch.fixed, fetch.floating):
         assert r.pp_utilization > 0.9          # protocol processor (nearly) saturated
     assert 1.8 <= null.floating_over_fixed <= 2.1
-    assert 1.1 <= fetch.floating_over_fixed <= 1.3       # model: 1.245 (paper: about 1.2)
+    assert 1.1 <= fetch.floating_over_fixed <= 1.3       # model: 1.260 (paper: about 1.2)
     assert null.floating_over_fixed - 1 > 3 * (fetch.floating_over_fixed - 1)
     # and the ratio is the ratio of protocol-processor demands (both saturated)
     assert null.floating_over_fixed == pytest.approx(
@@ -117,19 +117,31 @@ def test_finding_5_dedicated_protocol_processor_cost_effectiveness():
             r = policy_cost(preset(name, U=U), p=[2])
             cp[name, U] = float(r.policies["fixed"].cost_performance[0])
     assert cp["null-handler", 0.3] < 0.95
+    assert cp["null-handler", 0.7] < 1.0
     assert cp["fetch-block", 0.3] > 1.05 and cp["fetch-block", 0.7] > 1.05
-    # Documented disagreement (docs/models/policy.rst, "Findings"): at U = 0.7 the
-    # model's speedup of Fixed(2) over Single is 1.288 < 1.3, so cost-performance is
-    # just above 1 (the paper has it below 1).  Pinned so that a change is noticed.
-    assert 1.0 < cp["null-handler", 0.7] < 1.03
+    # The legacy fixed-point model (method="fixed-point") put U = 0.7 just above 1
+    # (speedup 1.288 < 1.3); the closed-network MVA agrees with the paper.
+    prm = preset("null-handler", U=0.7, p=2)
+    x_fixed = solve(prm, "fixed", method="fixed-point").throughput
+    x_single = solve(prm, "single", method="fixed-point").throughput
+    assert 1.3 / (x_fixed / x_single) > 1.0
 
 
 def test_fetch_block_floating_keeps_advantage_at_low_utilization():
     # 000 section 5: "Unlike the null-handler protocol, the Floating policy maintains its
     # advantage over Fixed even at low compute-utilizations" (two processors).
     U = np.array([0.05, 0.1, 0.3])
-    assert np.all(compare(preset("fetch-block", p=2, U=U)).floating_over_fixed < 0.95)
-    assert np.all(compare(preset("null-handler", p=2, U=U[:1])).floating_over_fixed > 1.0)
+    fetch = compare(preset("fetch-block", p=2, U=U)).floating_over_fixed
+    null = compare(preset("null-handler", p=2, U=U)).floating_over_fixed
+    assert np.all(fetch < 0.95)
+    assert np.all(null > fetch + 0.1)           # much smaller advantage for null-handler
+    # Documented disagreement (docs/models/policy.rst, "Findings"): with the preset
+    # overheads (o_direct + o_indirect = 100 cycles) Floating's protocol-processor
+    # occupancy per request, 3 x 200 = 600 cycles, equals Fixed's zero-load round trip
+    # L_min, so as U -> 0 the ratio tends to 1 from below instead of exceeding 1; the
+    # bundled simulator agrees (p = 2, U = 0.05, seed 0: 0.944, model 0.951).
+    low = compare(preset("null-handler", p=2, U=0.001)).floating_over_fixed
+    assert 0.97 < low < 1.0
 
 
 # ---------------------------------------------------------------------------
@@ -181,7 +193,10 @@ def test_fixed_throughput_grows_and_cycle_time_grows_with_processors(kw):
 def test_interrupt_overhead_only_hurts_floating(kw):
     lo = solve(PolicyParams(**{**kw, "O_int": 0.0}), "floating")
     hi = solve(PolicyParams(**{**kw, "O_int": 2000.0}), "floating")
-    assert hi.throughput <= lo.throughput * (1 + 1e-9)
+    # 1e-4: at a saturated protocol processor (U_pp > 0.999) the FCFS residual-life
+    # correction of the engine is not exactly monotone in the service variance that the
+    # rare interrupts add (observed up to 1.2e-5 relative); see docs, "Limitations".
+    assert hi.throughput <= lo.throughput * (1 + 1e-4)
     f0 = solve(PolicyParams(**{**kw, "O_int": 0.0}), "fixed")
     f1 = solve(PolicyParams(**{**kw, "O_int": 2000.0}), "fixed")
     assert f0.throughput == f1.throughput
@@ -237,11 +252,19 @@ def test_non_convergence_is_reported():
 
     prm = preset("null-handler", p=4, U=0.3)
     with pytest.warns(ConvergenceWarning):
-        r = solve(prm, "floating", max_iter=2, damping=0.01, tol=1e-15, fallback=False)
+        r = solve(prm, "floating", method="fixed-point", max_iter=2, damping=0.01, tol=1e-15,
+                  fallback=False)
     assert not r.converged
     with pytest.raises(ConvergenceError):
-        solve(prm, "floating", max_iter=2, damping=0.01, tol=1e-15, fallback=False,
-              on_fail="raise")
+        solve(prm, "floating", method="fixed-point", max_iter=2, damping=0.01, tol=1e-15,
+              fallback=False, on_fail="raise")
+    # the network method's root search on the interrupt probability
+    prm = preset("null-handler", p=2, U=0.7)
+    with pytest.warns(ConvergenceWarning):
+        r = solve(prm, "floating", max_iter=1, tol=1e-15)
+    assert not r.converged
+    with pytest.raises(ConvergenceError):
+        solve(prm, "floating", max_iter=1, tol=1e-15, on_fail="raise")
 
 
 def test_result_to_dict_and_frame():
@@ -271,3 +294,79 @@ def test_cli_policy_formats():
     with contextlib.redirect_stdout(buf):
         main(["policy", "--policy", "single", "--preset", "stache", "--U", "0.5", "-f", "csv"])
     assert buf.getvalue().startswith("p,U,cycle_time")
+
+
+# ---------------------------------------------------------------------------
+# closed-network MVA (method="auto" / "exact") against independent values
+# ---------------------------------------------------------------------------
+
+
+def _two_chain_exact_mva(n: int, own: float, remote: float, Z: float) -> float:
+    """Cycle time of two symmetric chains of ``n`` threads by the exact MVA recursion.
+
+    Station k is node k's protocol processor; chain k has demand ``own`` at its
+    own station and ``remote`` at the other, think time ``Z`` (Reiser-Lavenberg).
+    """
+    Q = {(0, 0): (0.0, 0.0)}           # mean queue at station 0, station 1
+    X = {}
+    for tot in range(1, 2 * n + 1):
+        for a in range(max(0, tot - n), min(n, tot) + 1):
+            b = tot - a
+            q0 = q1 = 0.0
+            for c, (na, nb) in enumerate(((a - 1, b), (a, b - 1))):
+                if (a, b)[c] == 0:
+                    continue
+                Qs = Q[(na, nb)]
+                d0, d1 = (own, remote) if c == 0 else (remote, own)
+                r0, r1 = d0 * (1 + Qs[0]), d1 * (1 + Qs[1])
+                x = (a, b)[c] / (Z + r0 + r1)
+                X[(a, b), c] = Z + r0 + r1
+                q0, q1 = q0 + x * r0, q1 + x * r1
+            Q[(a, b)] = (q0, q1)
+    return X[(n, n), 0]
+
+
+def test_fixed_exponential_equal_handlers_is_exact_mva():
+    # null-handler, exponential handlers of equal means: the Fixed machine is a
+    # product-form network, so the model must equal exact MVA (the bundled simulator:
+    # p = 4, U = 0.3 gives 1224.7 +- 5, seed 0).
+    for p, U in ((2, 0.1), (4, 0.3), (5, 0.7)):
+        prm = preset("null-handler", p=p, U=U, handler_cs2=1.0)
+        Z = prm.compute_time + prm.t_transfer + 2 * prm.L
+        ref = _two_chain_exact_mva(p - 1, 200.0, 100.0, Z)
+        assert solve(prm, "fixed").cycle_time == pytest.approx(ref, rel=1e-9)
+    assert solve(preset("null-handler", p=4, U=0.3, handler_cs2=1.0),
+                 "fixed").cycle_time == pytest.approx(1222.153, abs=1e-3)
+
+
+def test_floating_saturation_bound_and_simulator_value():
+    # p = 4, U = 0.1, deterministic null handlers: the protocol processor saturates;
+    # R >= n_c D = 4 x 600 (bundled simulator, seed 0: 2400.0; legacy model: 2678).
+    r = solve(preset("null-handler", p=4, U=0.1), "floating")
+    assert r.cycle_time >= 4 * r.pp_demand * (1 - 1e-12)
+    assert r.cycle_time == pytest.approx(2400.0, rel=0.05)
+    assert r.saturated and r.interrupt_probability < 1e-3
+
+
+def test_overheads_carry_no_handler_variability():
+    # the simulator draws o_h with handler_cs2 and adds o_direct + o_indirect as
+    # constants: moving occupancy from the handlers into the overheads (same mean)
+    # must lower Floating's queueing with exponential handlers.
+    kw = dict(p=2, C=300.0, O_int=0.0, handler_cs2=1.0)
+    a = solve(preset("null-handler", **kw), "floating")
+    b = solve(preset("null-handler", o_req=50.0, o_reply=50.0, o_resp=50.0, o_indirect=110.0,
+                     **kw), "floating")
+    assert b.pp_demand == pytest.approx(a.pp_demand)
+    assert b.cycle_time < a.cycle_time
+
+
+def test_methods_agree_roughly_and_are_selectable():
+    prm = preset("fetch-block", p=np.array([2, 4]), U=0.5, handler_cs2=1.0)
+    for pol in POLICIES:
+        ex = solve(prm, pol, method="exact")
+        assert ex.method == "exact-mva"
+        for m in ("linearizer", "schweitzer", "fixed-point"):
+            r = solve(prm, pol, method=m)
+            assert np.allclose(r.throughput, ex.throughput, rtol=0.1)
+    with pytest.raises(ValueError, match="method must be one of"):
+        solve(prm, "fixed", method="magic")
