@@ -540,13 +540,20 @@ def _shared(a: Mapping[str, np.ndarray]) -> PDQResult:
     for j in range(Du.shape[0]):
         sel = inv == j
         first[sel] = np.searchsorted(Du[j], np.minimum(cinf[sel], av[sel]) * (1.0 - 1e-12))
-    nmax = int(np.clip(first.max(initial=1), 1, _NMAX))
+    first = np.clip(first, 1, _NMAX)
+    nmax = int(first.max(initial=1))
     N = np.empty(av.size)
     conflict = np.empty(av.size)
     for lo in range(0, av.size, _CHUNK):
         sl = slice(lo, lo + _CHUNK)
         cap = np.minimum(av[sl, None], Du[inv[sl], :nmax + 1])
         Cn = Cu[inv[sl], :nmax + 1]
+        # Each point keeps its own truncation: beyond its ``first`` state the
+        # capacity is the asymptotic one (as in the geometric tail), so a point's
+        # result does not depend on which other points share the grid.
+        beyond = np.arange(nmax + 1)[None, :] > first[sl, None]
+        cap = np.where(beyond, cinf[sl, None], cap)
+        Cn = np.where(beyond, np.take_along_axis(Cn, first[sl, None], axis=1), Cn)
         pi, N[sl] = _birth_death(lam_ok[sl], Sf[sl], cap, cinf[sl])
         # PASTA: an arrival sees n handlers with probability pi(n); beyond nmax C(n) ~ C(nmax)
         conflict[sl] = (pi * Cn).sum(axis=-1) + (1.0 - pi.sum(axis=-1)) * Cn[:, -1]
