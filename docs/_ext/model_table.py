@@ -1,7 +1,11 @@
 """Sphinx directives that put the library's own output into the docs at build time.
 
-``.. model-table::`` evaluates a model over a parameter grid when the docs are
-built, so every number in a table comes from the code::
+Every number these directives show is computed by the library while the docs
+are built; none is typed into the reST sources.  The computations live in
+:mod:`doc_tables` (no Sphinx needed), so ``tests/test_docs.py`` evaluates
+the same directives under pytest.
+
+``.. model-table::`` evaluates a model over a parameter grid::
 
     .. model-table:: models.ini.solve
        :params: models.ini.INIParams
@@ -9,21 +13,69 @@ built, so every number in a table comes from the code::
        :fixed: W=41789, o=742, O=2336, l=0, L=0
        :options: method="thesis"
        :columns: N, R, Q_o, U_o
-       :formats: R=.1f, Q_o=.3f, U_o=.3f
+       :formats: R=".1f", Q_o=".3f", U_o=".3f"
        :caption: INI queue length against PEs per INI
 
-Without ``:params:`` the target is called as ``target(**grid, **fixed)``.
-Values are parsed as Python literals (numbers, strings, tuples), never
-evaluated as code.
+Options:
 
-``.. cli-help:: [SUBCOMMAND]`` prints the ``--help`` text of the
-``smp-contention`` command (or one subcommand) as a literal block.
+``:params:``
+    a parameter class; the target is called as ``target(params(**grid,
+    **fixed), **options)``.  Without it, ``target(**grid, **fixed,
+    **options)``.
+``:grid:``
+    ``name=v1,v2,...`` lists, crossed (cartesian product, first name
+    slowest).
+``:zip:``
+    ``name=...`` lists of equal length that vary *together* (one row each),
+    crossed with ``:grid:``.
+``:derived:``
+    ``name = expression`` assignments separated by ``;``, computed from the
+    grid, zip and fixed names with arithmetic and ``sqrt``, ``log``,
+    ``log2``, ``exp``, ``floor``, ``ceil``, ``minimum``, ``maximum``,
+    ``abs``, ``int`` (e.g. ``K = int(sqrt(S)); W = 41789 * sqrt(S)``).
+``:fixed:`` / ``:options:``
+    constant keyword arguments of the parameter class / of the target.
+
+Grid, zip and derived names that start with ``_`` are not passed to the
+target: they serve derivations and display only.
+
+``:columns:``
+    input names and result fields to show; a dotted path reaches into nested
+    results (``floating.throughput``, ``policies.fixed.best_p``); ``result``
+    is the return value itself when it is a number or an array.  Default:
+    the inputs only.  A target that returns an :class:`mva.table.Table` is
+    shown as it is (``:columns:`` selects).
+``:headers:``
+    display names for the columns (same number).
+``:formats:``
+    ``column=".3f"`` format specs (quotes optional; by column or header
+    name); ``:caption:`` the table title.
+
+Values are Python literals (:func:`ast.literal_eval`), never evaluated as
+code.
+
+``.. computed-table::`` runs its content, a short Python block whose last
+expression is an :class:`mva.table.Table` (or a list of them), and inserts
+the table(s); ``:caption:`` overrides the title, ``:show-code:`` also shows
+the code.
+
+``.. cli-help:: [SUBCOMMAND ...]`` inserts ``smp-contention [SUBCOMMAND ...]
+--help`` as a literal block (nested subcommands allowed, e.g.
+``.. cli-help:: layers fetch``).  ``:register: module:function`` documents a
+subcommand that another package adds through the
+``smp_contention.commands`` entry-point group even when the distribution is
+not installed (``:register: validation.cli:register``).
+
+``.. cli-output:: ARGUMENTS`` runs ``smp-contention ARGUMENTS`` in-process
+and inserts the command and what it prints as a console block.
+
+This extension also loads :mod:`matplotlib.sphinxext.plot_directive`
+(figures drawn at build time with ``.. plot::``) with light defaults (one PNG
+per figure, no source or format links) unless ``conf.py`` sets them.
 """
 
 from __future__ import annotations
 
-import ast
-import importlib
 from typing import Any
 
 from docutils import nodes
@@ -31,30 +83,24 @@ from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
-
-def _resolve(path: str) -> Any:
-    module, _, attr = path.replace(":", ".").rpartition(".")
-    return getattr(importlib.import_module(module), attr)
+import doc_tables
 
 
-def _split_assignments(text: str) -> dict[str, Any]:
-    """Parse ``a=1, b=2,3, c="x"`` (commas inside a value allowed) into literals."""
-    out: dict[str, Any] = {}
-    if not text:
-        return out
-    parts = [p.strip() for p in text.replace("\n", " ").split(",")]
-    key = None
-    for p in parts:
-        if "=" in p and p.split("=", 1)[0].strip().isidentifier():
-            key, val = (s.strip() for s in p.split("=", 1))
-            out[key] = [val]
-        elif key is not None and p:
-            out[key].append(p)
-    parsed: dict[str, Any] = {}
-    for k, vals in out.items():
-        lits = [ast.literal_eval(v) for v in vals]
-        parsed[k] = lits[0] if len(lits) == 1 else lits
-    return parsed
+def _table_nodes(directive: SphinxDirective, table: Any, caption: str | None) -> list[nodes.Node]:
+    """Parse ``table.to_rst()`` and give the table a title."""
+    rst = doc_tables.rst_safe(table).to_rst()
+    body = StringList(rst.splitlines(), source=directive.get_source_info()[0])
+    container = nodes.container(classes=["model-table"])
+    directive.state.nested_parse(body, directive.content_offset, container)
+    title = caption or table.title
+    if title and container.children and isinstance(container.children[0], nodes.table):
+        container.children[0].insert(0, nodes.title(title, title))
+    return list(container.children)
+
+
+def _error(directive: SphinxDirective, exc: Exception) -> list[nodes.Node]:
+    msg = f"{directive.name}: {type(exc).__name__}: {exc}"
+    return [directive.state.document.reporter.error(msg, line=directive.lineno)]
 
 
 class ModelTable(SphinxDirective):
@@ -62,71 +108,98 @@ class ModelTable(SphinxDirective):
 
     required_arguments = 1
     has_content = False
-    option_spec = {
-        "params": directives.unchanged,
-        "grid": directives.unchanged,
-        "fixed": directives.unchanged,
-        "options": directives.unchanged,
-        "columns": directives.unchanged,
-        "formats": directives.unchanged,
-        "caption": directives.unchanged,
-    }
+    option_spec = {name: directives.unchanged for name in (
+        "params", "grid", "zip", "derived", "fixed", "options", "columns", "headers", "formats",
+        "caption")}
 
     def run(self) -> list[nodes.Node]:
-        import numpy as np
+        try:
+            table = doc_tables.model_table(self.arguments[0], self.options)
+        except Exception as exc:  # reported as a build error naming the directive
+            return _error(self, exc)
+        return _table_nodes(self, table, self.options.get("caption"))
 
-        from mva.table import Table, grid_points
 
-        target = _resolve(self.arguments[0])
-        grid = {k: np.atleast_1d(v) for k, v in _split_assignments(self.options.get("grid", "")).items()}
-        fixed = _split_assignments(self.options.get("fixed", ""))
-        opts = _split_assignments(self.options.get("options", ""))
-        columns = [c.strip() for c in self.options.get("columns", "").split(",") if c.strip()]
-        formats = {k: str(v) for k, v in _split_assignments(self.options.get("formats", "")).items()}
-        pts = grid_points(grid)
-        if "params" in self.options:
-            params = _resolve(self.options["params"])(**pts, **fixed)
-            result = target(params, **opts)
-        else:
-            result = target(**pts, **fixed, **opts)
-        n = len(next(iter(pts.values()))) if pts else 1
-        data: dict[str, Any] = {}
-        for c in columns or list(pts):
-            if c in pts:
-                data[c] = pts[c]
-            else:
-                v = np.asarray(getattr(result, c) if not isinstance(result, dict) else result[c])
-                data[c] = np.broadcast_to(v, (n,)) if v.ndim == 0 else v.reshape(n)
-        table = Table(columns=tuple(data), data=data, formats=formats)
-        rst = table.to_rst().splitlines()
-        body = StringList(rst, source=self.get_source_info()[0])
-        container = nodes.container(classes=["model-table"])
-        self.state.nested_parse(body, self.content_offset, container)
+class ComputedTable(SphinxDirective):
+    """Run a Python block whose last expression is a Table; insert the table(s)."""
+
+    has_content = True
+    option_spec = {"caption": directives.unchanged, "show-code": directives.flag}
+
+    def run(self) -> list[nodes.Node]:
+        code = "\n".join(self.content)
+        try:
+            tables = doc_tables.computed_tables(code)
+        except Exception as exc:
+            return _error(self, exc)
+        out: list[nodes.Node] = []
+        if "show-code" in self.options:
+            block = nodes.literal_block(code, code, language="python")
+            out.append(block)
         caption = self.options.get("caption")
-        if caption and container.children and isinstance(container.children[0], nodes.table):
-            title = nodes.title(caption, caption)
-            container.children[0].insert(0, title)
-        return list(container.children)
+        for t in tables:
+            out.extend(_table_nodes(self, t, caption if len(tables) == 1 else None))
+        return out
 
 
 class CliHelp(SphinxDirective):
-    """Insert ``smp-contention [SUBCOMMAND] --help`` as a literal block."""
+    """Insert ``smp-contention [SUBCOMMAND ...] --help`` as a literal block."""
 
-    optional_arguments = 1
+    optional_arguments = 4
+    has_content = False
+    option_spec = {"register": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        try:
+            text = doc_tables.cli_help(self.arguments, self.options.get("register"))
+        except Exception as exc:
+            return _error(self, exc)
+        return [nodes.literal_block(text, text, language="text")]
+
+
+class CliOutput(SphinxDirective):
+    """Run ``smp-contention ARGUMENTS`` and insert the command and its output."""
+
+    required_arguments = 1
+    final_argument_whitespace = True
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        from models.cli import build_parser
+        command = " ".join(self.arguments[0].split())
+        try:
+            out = doc_tables.cli_output(command)
+        except Exception as exc:
+            return _error(self, exc)
+        text = f"$ smp-contention {command}\n{out}"
+        return [nodes.literal_block(text, text, language="console")]
 
-        parser = build_parser()
-        if self.arguments:
-            sub = next(a for a in parser._actions if a.dest == "command")
-            parser = sub.choices[self.arguments[0]]  # type: ignore[attr-defined]
-        text = parser.format_help()
-        return [nodes.literal_block(text, text, language="text")]
+
+_PLOT_DEFAULTS = {
+    "plot_formats": [("png", 96)],
+    "plot_html_show_formats": False,
+    "plot_html_show_source_link": False,
+    "plot_include_source": False,
+}
+
+
+def _plot_defaults(app: Any, config: Any) -> None:
+    raw = getattr(config, "_raw_config", {})
+    for name, value in _PLOT_DEFAULTS.items():
+        if name not in raw:
+            setattr(config, name, value)
 
 
 def setup(app: Any) -> dict[str, Any]:
     app.add_directive("model-table", ModelTable)
+    app.add_directive("computed-table", ComputedTable)
     app.add_directive("cli-help", CliHelp)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    app.add_directive("cli-output", CliOutput)
+    try:
+        import matplotlib
+    except ImportError:  # pragma: no cover - matplotlib is in the docs extra
+        pass
+    else:
+        matplotlib.use("Agg")
+        app.setup_extension("matplotlib.sphinxext.plot_directive")
+        app.connect("config-inited", _plot_defaults)
+    return {"version": "1.1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,329 @@
+"""Invariants of the documentation that are cheap to check without Sphinx.
+
+The docs' numbers must come from the code.  Sphinx (``sphinx-build -W``)
+checks that the pages build; these tests check, under the README's test
+command, that
+
+* every piece of generated content of the guide -- ``.. model-table::``,
+  ``.. computed-table::``, ``.. cli-output::``, ``.. cli-help::`` and
+  ``.. plot::`` -- evaluates with the current code, through the same
+  Sphinx-free functions the directives call (``docs/_ext/doc_tables.py``);
+  on the other pages the targets resolve and the code compiles;
+* every tutorial (``docs/guide/tutorial_*.rst``) shows at least one table or
+  figure generated from the code and runs at least one doctest (the ``>>>``
+  examples themselves run because setup.cfg collects ``docs/**/*.rst`` with
+  ``--doctest-glob``);
+* the guide pages written for this site contain no hand-typed numeric
+  table (heuristic below);
+* the figures page redraws the seed figures from the models, and the
+  command-line reference covers every subcommand.
+
+Heuristic for "hand-typed numeric table": outside directive bodies, a reST
+simple table (a border line of two or more ``=`` runs separated by spaces),
+a grid table (a ``+---+`` border) or a ``list-table`` / ``csv-table``
+directive whose text contains a digit.  Tables of names and units without
+digits are allowed; numbers in running text and doctest outputs are not
+tables (doctest outputs are checked by the doctests).
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+GUIDE = DOCS / "guide"
+sys.path.insert(0, str(DOCS / "_ext"))
+
+import doc_tables  # noqa: E402  (docs/_ext, no Sphinx needed)
+
+TUTORIALS = sorted(GUIDE.glob("tutorial_*.rst"))
+#: pages of the guide written for this site, held to the no-hand-typed-table rule
+GENERATED_PAGES = [*TUTORIALS, GUIDE / "figures.rst", GUIDE / "getting_started.rst",
+                   GUIDE / "cli.rst"]
+GENERATORS = ("model-table", "computed-table", "plot", "cli-output")
+ALL_PAGES = sorted(p for p in DOCS.rglob("*.rst")
+                   if "_build" not in p.parts and "generated" not in p.parts)
+
+
+def _blocks(names: tuple[str, ...], pages: list[Path] = ALL_PAGES) -> list[tuple[Path, dict]]:
+    return [(p, b) for p in pages for b in doc_tables.directive_blocks(p.read_text(), names)]
+
+
+def _id(item: tuple[Path, dict]) -> str:
+    p, b = item
+    return f"{p.relative_to(DOCS)}:{b['line']}"
+
+
+# ---------------------------------------------------------------------------
+# the test command collects the reST doctests
+# ---------------------------------------------------------------------------
+
+def test_pytest_collects_rst_doctests():
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    section = cfg["tool:pytest"]
+    assert "docs" in section["testpaths"].split()
+    assert "--doctest-glob=*.rst" in section["addopts"].split()
+    conftest = (DOCS / "conftest.py").read_text()
+    for ignored in ("conf.py", "_ext/*", "_build/*"):
+        assert ignored in conftest
+
+
+# ---------------------------------------------------------------------------
+# tutorials
+# ---------------------------------------------------------------------------
+
+QUESTIONS = {  # model module each tutorial must exercise
+    "lopc": "models.lopc", "ini": "models.ini", "policy": "models.policy",
+    "cost": "models.cost", "pdq": "models.pdq", "layers": "models.layers",
+    "mechanisms": "models.mechanisms",
+}
+
+
+def test_one_tutorial_per_question():
+    stems = {p.stem.split("_", 2)[-1] for p in TUTORIALS}
+    assert set(QUESTIONS) <= stems
+
+
+@pytest.mark.parametrize("page", TUTORIALS, ids=lambda p: p.name)
+def test_tutorial_generates_its_numbers(page):
+    text = page.read_text()
+    names = [b["name"] for b in doc_tables.directive_blocks(text, GENERATORS)]
+    assert names, f"{page.name}: no model-table, computed-table, plot or cli-output"
+    assert any(n in ("model-table", "computed-table") for n in names), \
+        f"{page.name}: no generated table"
+    assert "plot" in names or "cli-output" in names
+    assert re.search(r"^>>> ", text, re.M), f"{page.name}: no doctest example"
+    module = QUESTIONS[page.stem.split("_", 2)[-1]]
+    assert module.split(".")[1] in text
+
+
+_SIMPLE_BORDER = re.compile(r"^\s*=+(?: +=+)+\s*$")
+_GRID_BORDER = re.compile(r"^\s*\+[-=]+(?:\+[-=]+)*\+\s*$")
+_TABLE_DIRECTIVE = re.compile(r"^\s*\.\.\s+(list-table|csv-table|table)::")
+
+
+def hand_typed_tables(text: str) -> list[int]:
+    """Line numbers of hand-typed tables containing digits (see module docstring)."""
+    lines = text.splitlines()
+    skip: set[int] = set()  # bodies of directives and literal blocks
+    for b in doc_tables.directive_blocks(text):
+        if b["name"] in ("list-table", "csv-table", "table"):
+            continue
+        start = b["line"]
+        end = start
+        indent = len(lines[start - 1]) - len(lines[start - 1].lstrip())
+        while end < len(lines) and (not lines[end].strip()
+                                    or len(lines[end]) - len(lines[end].lstrip()) > indent):
+            end += 1
+        skip.update(range(start, end + 1))
+    for i, ln in enumerate(lines, 1):  # "::" literal blocks
+        if ln.rstrip().endswith("::") and not ln.lstrip().startswith(".."):
+            j = i
+            while j < len(lines) and (not lines[j].strip() or lines[j].startswith((" ", "\t"))):
+                j += 1
+                skip.add(j)
+    bad: list[int] = []
+    i = 0
+    while i < len(lines):
+        n = i + 1
+        ln = lines[i]
+        if n not in skip and (_SIMPLE_BORDER.match(ln) or _GRID_BORDER.match(ln)):
+            j = i + 1
+            while j < len(lines) and lines[j].strip():
+                j += 1
+            if any(re.search(r"\d", x) for x in lines[i:j]):
+                bad.append(n)
+            i = j
+            continue
+        m = _TABLE_DIRECTIVE.match(ln)
+        if m:
+            j = i + 1
+            while j < len(lines) and (not lines[j].strip() or lines[j].startswith((" ", "\t"))):
+                j += 1
+            if any(re.search(r"\d", x) for x in lines[i + 1:j]):
+                bad.append(n)
+            i = j
+            continue
+        i += 1
+    return bad
+
+
+def test_hand_typed_table_heuristic():
+    typed = "Text\n\n=== ===\nN   R\n=== ===\n1   2.5\n=== ===\n"
+    names = "Text\n\n=== ======\nname unit\n=== ======\nW   cycles\n=== ======\n"
+    listed = ".. list-table::\n\n   * - N\n     - 4\n"
+    generated = ".. model-table:: models.lopc.solve\n   :grid: W=1,2\n"
+    grid = "+---+---+\n| 1 | 2 |\n+---+---+\n"
+    assert hand_typed_tables(typed) == [3]
+    assert hand_typed_tables(names) == []
+    assert hand_typed_tables(listed) == [1]
+    assert hand_typed_tables(generated) == []
+    assert hand_typed_tables(grid) == [1]
+    assert hand_typed_tables("Title\n=====\n\n42 is a number.\n") == []
+
+
+@pytest.mark.parametrize("page", GENERATED_PAGES, ids=lambda p: p.name)
+def test_no_hand_typed_numeric_tables(page):
+    assert hand_typed_tables(page.read_text()) == [], \
+        f"{page.name}: numeric table typed by hand; generate it (model-table, computed-table)"
+
+
+# ---------------------------------------------------------------------------
+# figures page and CLI reference
+# ---------------------------------------------------------------------------
+
+def test_figures_page_redraws_the_seed_figures():
+    text = (GUIDE / "figures.rst").read_text()
+    plots = [b["content"] for b in doc_tables.directive_blocks(text, ("plot",))]
+    assert len(plots) >= 4
+    for title in ("Figure 3", "Figure 4", "Figure 5", "Figure 6-3"):
+        assert title in text
+    code = "\n".join(plots)
+    for call in ("policy.compare", "cost.policy_cost", "ini.solve", "FIGURE_6_3"):
+        assert call in code
+    assert not re.search(r"\[\s*\d+\.\d+\s*,", code), "figure data typed by hand"
+
+
+def _documented_cli() -> set[tuple[str, ...]]:
+    text = (GUIDE / "cli.rst").read_text()
+    return {tuple(b["argument"].split()) for b in doc_tables.directive_blocks(text, ("cli-help",))}
+
+
+def test_cli_reference_covers_every_subcommand():
+    documented = _documented_cli()
+    assert () in documented
+    for cmd in doc_tables.cli_subcommands():
+        assert (cmd,) in documented, f"docs/guide/cli.rst: no '.. cli-help:: {cmd}'"
+        for sub in doc_tables.cli_subcommands([cmd]):
+            assert (cmd, sub) in documented, f"docs/guide/cli.rst: no '.. cli-help:: {cmd} {sub}'"
+
+
+def test_getting_started_links_the_trace_format():
+    text = (GUIDE / "getting_started.rst").read_text()
+    assert ":doc:`../validation/traces`" in text
+    assert (DOCS / "validation" / "traces.rst").exists()
+
+
+# ---------------------------------------------------------------------------
+# generated items evaluate with the current code
+# ---------------------------------------------------------------------------
+# The guide's items are evaluated in full (they are cheap).  Items on the
+# other pages (model reference, engine, validation) are evaluated by the
+# Sphinx build; here they are only checked statically -- the target and
+# parameter class import, the options parse -- so that a renamed function
+# fails under pytest too without repeating their computations.
+
+GUIDE_PAGES = sorted(GUIDE.glob("*.rst"))
+OTHER_PAGES = [p for p in ALL_PAGES if p not in GUIDE_PAGES]
+
+
+@pytest.mark.parametrize("item", _blocks(("model-table",), OTHER_PAGES), ids=_id)
+def test_other_model_tables_resolve(item):
+    _, b = item
+    assert callable(doc_tables.resolve(b["argument"]))
+    if b["options"].get("params"):
+        assert callable(doc_tables.resolve(b["options"]["params"]))
+    for key in ("grid", "zip", "fixed", "options"):
+        doc_tables.split_assignments(b["options"].get(key, ""))
+    doc_tables.split_formats(b["options"].get("formats", ""))
+
+
+@pytest.mark.parametrize("item", _blocks(("computed-table", "plot"), OTHER_PAGES), ids=_id)
+def test_other_code_blocks_compile(item):
+    _, b = item
+    compile(b["content"], _id(item), "exec")
+
+
+@pytest.mark.parametrize("item", _blocks(("model-table",), GUIDE_PAGES), ids=_id)
+def test_model_tables_evaluate(item):
+    _, b = item
+    table = doc_tables.model_table(b["argument"], b["options"])
+    assert len(table) >= 1
+    rst = doc_tables.rst_safe(table).to_rst()
+    assert rst.count("\n") >= 4
+
+
+@pytest.mark.parametrize("item", _blocks(("computed-table",), GUIDE_PAGES), ids=_id)
+def test_computed_tables_evaluate(item):
+    _, b = item
+    tables = doc_tables.computed_tables(b["content"])
+    assert tables and all(len(t) >= 1 for t in tables)
+
+
+@pytest.mark.parametrize("item", _blocks(("cli-output",)), ids=_id)
+def test_cli_outputs_run(item):
+    _, b = item
+    out = doc_tables.cli_output(b["argument"])
+    assert "|" in out or "," in out  # a table was printed
+
+
+@pytest.mark.parametrize("item", _blocks(("cli-help",)), ids=_id)
+def test_cli_helps_exist(item):
+    _, b = item
+    text = doc_tables.cli_help(b["argument"].split(), b["options"].get("register"))
+    assert text.startswith("usage: smp-contention")
+
+
+@pytest.mark.parametrize("item", _blocks(("plot",), GUIDE_PAGES), ids=_id)
+def test_plot_code_runs(item):
+    import matplotlib  # in the test extra
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    _, b = item
+    ns: dict = {"__name__": "__plot__"}
+    exec("import numpy as np\nfrom matplotlib import pyplot as plt\n", ns)  # plot_pre_code
+    try:
+        exec(compile(b["content"], _id(item), "exec"), ns)  # noqa: S102 - our docs
+        assert plt.get_fignums(), "the plot code drew no figure"
+    finally:
+        plt.close("all")
+
+
+# ---------------------------------------------------------------------------
+# the directive helpers
+# ---------------------------------------------------------------------------
+
+def test_split_assignments_and_formats():
+    assert doc_tables.split_assignments('N=1,2, name="a,b", t=(1, 2)') == \
+        {"N": [1, 2], "name": "a,b", "t": (1, 2)}
+    assert doc_tables.split_formats('R=.1f, Q=".3f"') == {"R": ".1f", "Q": ".3f"}
+    with pytest.raises(ValueError, match="literals"):
+        doc_tables.split_assignments("N=os.system")
+    with pytest.raises(ValueError):
+        doc_tables.split_formats("R=.1q")
+
+
+def test_derived_expressions_are_arithmetic_only():
+    import numpy as np
+
+    d = doc_tables.parse_derived("K = int(sqrt(S)); W = 2 * K ** 2", {"S": np.array([4, 9])})
+    assert d["K"].tolist() == [2, 3] and d["W"].tolist() == [8, 18]
+    for bad in ("x = __import__('os')", "x = S.__class__", "x = open('f')", "x = [1][0]"):
+        with pytest.raises(ValueError):
+            doc_tables.parse_derived(bad, {"S": 1})
+
+
+def test_model_table_zip_derived_and_hidden_names():
+    t = doc_tables.model_table("models.lopc.solve", {
+        "params": "models.lopc.LoPCParams", "zip": "W=0,1000, _label=1,2",
+        "grid": "o=50,100", "derived": "L = 10 * _label", "fixed": "P=16",
+        "columns": "W, o, L, R", "headers": "W, o, L, round trip"})
+    assert t.columns == ("W", "o", "L", "round trip")
+    assert t["W"].tolist() == [0, 0, 1000, 1000] and t["o"].tolist() == [50, 100, 50, 100]
+    assert t["L"].tolist() == [10, 10, 20, 20]
+    with pytest.raises(ValueError, match="equal lengths"):
+        doc_tables.model_table("models.lopc.solve", {"zip": "W=0,1, o=1,2,3"})
+
+
+def test_cli_output_reports_bad_arguments():
+    with pytest.raises(ValueError, match="unrecognized"):
+        doc_tables.cli_output("lopc --no-such-option 1")
