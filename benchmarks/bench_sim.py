@@ -13,6 +13,7 @@ Run::
 
     python benchmarks/bench_sim.py            # full
     python benchmarks/bench_sim.py --quick    # smaller, for a smoke test
+    python benchmarks/bench_sim.py --repeat 3 --no-memory   # best of 3, speed only
 """
 
 from __future__ import annotations
@@ -155,6 +156,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="10x smaller runs")
     ap.add_argument("--records", type=int, default=None, help="trace records (default 10^7)")
     ap.add_argument("--keep-trace", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run both simulators this many times, alternately, and keep each "
+                         "one's best time (the machine may be shared)")
+    ap.add_argument("--no-memory", action="store_true", help="skip the trace-streaming part")
     args = ap.parse_args()
     cycles = 10_000 if args.quick else 100_000
     warmup = cycles // 10
@@ -163,13 +168,22 @@ def main() -> None:
 
     print(f"LoPC all-to-all, P={P}, W={W:g} exp, o={O:g} exp, L={L:g} const; "
           f"{warmup:,} warm-up + {cycles:,} measured request cycles")
-    R, hw, wall, events = ours_lopc(cycles, warmup, seed=1)
+    try:
+        import simpy  # noqa: F401
+        have_simpy = True
+    except ImportError:
+        have_simpy = False
+    wall = wall_s = float("inf")
+    for _ in range(max(1, args.repeat)):
+        R, hw, w1, events = ours_lopc(cycles, warmup, seed=1)
+        wall = min(wall, w1)
+        if have_simpy:
+            Rs, w2 = simpy_lopc(cycles, warmup, seed=1)
+            wall_s = min(wall_s, w2)
     ours_rate = total / wall
     print(f"  validation.simulate : R = {R:8.1f} +- {hw:.1f}  {wall:6.2f} s  "
           f"{ours_rate:10,.0f} cycles/s  ({events / wall:,.0f} events/s)")
-    try:
-        Rs, wall_s = simpy_lopc(cycles, warmup, seed=1)
-    except ImportError:
+    if not have_simpy:
         print("  simpy not installed (pip install simpy): no baseline")
     else:
         simpy_rate = total / wall_s
@@ -178,8 +192,9 @@ def main() -> None:
         print(f"  speed-up over SimPy : {ours_rate / simpy_rate:.1f}x (target >= 10x)")
     print(f"  reference R = 1406 (four simulators: 1404.7-1407.6); "
           f"ours is {100 * (R / 1406 - 1):+.2f}%")
-    print()
-    memory(records, args.keep_trace)
+    if not args.no_memory:
+        print()
+        memory(records, args.keep_trace)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ def register(subparsers: Any) -> None:
                    help="independent replications instead of batch means")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--resources", action="store_true", help="also print per-resource statistics")
+    g.add_argument("--max-queue", type=int, default=None,
+                   help="most messages a protocol queue or INI may hold before the run stops "
+                        "with a saturation error (default 10,000 + threads + 1%% of the run)")
     m = p.add_argument_group("model parameters (cycles)")
     for name, default, kind in (("P", 16, int), ("W", 1000.0, float), ("o", 100.0, float),
                                 ("L", 50.0, float), ("cs2", 1.0, float), ("servers", None, int),
@@ -83,6 +86,6 @@ def _run(args: argparse.Namespace) -> str:
     res = simulate(target, trace=args.trace if args.machine == "trace" else None,
                    cycles=args.cycles, warmup=args.warmup, batches=args.batches,
                    replications=args.replications, seed=args.seed,
-                   trace_format=args.trace_format, **kw)
+                   trace_format=args.trace_format, max_queue=args.max_queue, **kw)
     tables = res.tables()
     return emit(tables if args.resources else tables[:1], args)

@@ -181,6 +181,10 @@ def _chooser(rnd: Callable[[], float], items: tuple[Any, ...],
     return lambda: items[min(bis(cum, rnd()), last)]
 
 
+#: requests built per batch by :func:`thread_records` (the samplers' block size)
+_CHUNK = 256
+
+
 def thread_records(workload: Workload, machine: Machine, thread: int, rng: random.Random,
                    requests: int | None = None) -> Iterator[Record]:
     """The records of one thread: compute, request, compute, request, ...
@@ -197,32 +201,55 @@ def thread_records(workload: Workload, machine: Machine, thread: int, rng: rando
     requests : int, optional
         Number of (compute, request) pairs; ``None`` is endless.
 
-    Yields
-    ------
-    Record
+    Returns
+    -------
+    iterator of Record
+        Compute and request records alternately.
+
+    Notes
+    -----
+    Stream layout: the burst, size, request-cost and reply-cost
+    distributions each draw from their own NumPy generator, seeded in that
+    order from ``rng`` (see :meth:`Dist.sampler`; a constant seeds none);
+    the destination and then the key of each request are drawn from ``rng``
+    itself.  Records are built 256 requests at a time (one block of every
+    sampler), which gives exactly the values one-at-a-time drawing would,
+    and handed out by a C-level iterator.
     """
     node = machine.thread_nodes[thread]
     rnd = rng.random
-    burst = workload.burst.sampler(rng)
+    burst = workload.burst.blocks(rng, chunk=_CHUNK)
     dests, cum = workload.destinations(machine, node)
     dest = _chooser(rnd, dests, cum)
     size_d = workload.size
     size_c = int(size_d.mean) if size_d.family == "deterministic" else None
-    size = size_d.sampler(rng)
-    req = workload.request_cost.sampler(rng)
-    one_way = workload.reply_cost is None
-    reply = workload.reply_cost.sampler(rng) if not one_way else None
+    size = size_d.blocks(rng, chunk=_CHUNK)
+    req = workload.request_cost.blocks(rng, chunk=_CHUNK)
+    reply = workload.reply_cost.blocks(rng, chunk=_CHUNK) if workload.reply_cost is not None else None
     key = _key_sampler(workload, rnd)
-    rec = Record
-    count = itertools.count() if requests is None else range(int(requests))
-    # draw order per request: destination, size, request cost, reply cost, key
-    for _ in count:
-        yield _new(rec, (thread, "compute", burst(), None, None, None, None, None))
-        d = dest()
-        s = size_c if size_c is not None else int(round(size()))
-        q = req()
-        y = None if one_way else reply()  # type: ignore[misc]
-        yield _new(rec, (thread, "request", None, d, s, q, y, key() if key is not None else None))
+    total = None if requests is None else int(requests)
+
+    def chunks() -> Iterator[list[Record]]:
+        new, rec, left = _new, Record, total
+        nones = [None] * _CHUNK
+        while left is None or left > 0:
+            n = _CHUNK if left is None else min(_CHUNK, left)
+            if left is not None:
+                left -= n
+            if key is None:
+                ds, ks = [dest() for _ in range(n)], nones
+            else:  # per request: destination, then key
+                pairs = [(dest(), key()) for _ in range(n)]
+                ds, ks = [d for d, _ in pairs], [k for _, k in pairs]
+            ss = [size_c] * n if size_c is not None else [int(round(v)) for v in size()]
+            ys = reply() if reply is not None else nones
+            out: list[Record] = []
+            app = out.append
+            for b, d, z, q, y, k in zip(burst()[:n], ds, ss, req()[:n], ys[:n], ks):
+                app(new(rec, (thread, "compute", b, None, None, None, None, None)))
+                app(new(rec, (thread, "request", None, d, z, q, y, k)))
+            yield out
+    return itertools.chain.from_iterable(chunks())
 
 
 def _key_sampler(w: Workload, rnd: Callable[[], float]) -> Callable[[], str | None] | None:

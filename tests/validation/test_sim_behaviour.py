@@ -76,19 +76,22 @@ def test_floating_handler_atomicity() -> None:
 
 def test_pdq_sequential_key_runs_alone() -> None:
     # four protocol processors; every request is "sequential": no two handlers
-    # ever overlap, so at most one of the four is busy
+    # ever overlap, so at most one of the four is busy.  Offered load 8 * 10 / 200
+    # = 0.4 of one processor (8 / 50 * 10 = 1.6 would overload the serialized
+    # queue, which the simulator now reports with SaturationError)
     node = NodeSpec(compute=0, protocol=4, dispatch="pdq")
     m = Machine(nodes=(NodeSpec(compute=8), node), latency=0)
-    w = Workload(burst=Dist.exponential(50), request_cost=Dist.exponential(10), reply_cost=None,
+    w = Workload(burst=Dist.exponential(200), request_cost=Dist.exponential(10), reply_cost=None,
                  targets=(1,), p_sequential=1.0)
     res = simulate(m, w, cycles=4000, seed=4)
     srv = res.resource("node1.protocol")
     assert srv.utilization.mean * 4 <= 1.0 + 1e-12
     # nosync: the same load spreads over the four processors and waits less
-    w2 = Workload(burst=Dist.exponential(50), request_cost=Dist.exponential(10), reply_cost=None,
+    w2 = Workload(burst=Dist.exponential(200), request_cost=Dist.exponential(10), reply_cost=None,
                   targets=(1,), p_nosync=1.0)
     res2 = simulate(m, w2, cycles=4000, seed=4)
     assert res2.response["request_handler"].mean < res.response["request_handler"].mean
+    assert srv.utilization.mean * 4 == pytest.approx(0.4, rel=0.1)
 
 
 def test_ini_dispatch_shared_waits_least() -> None:
@@ -212,3 +215,117 @@ def test_littles_law_on_every_resource(cfg) -> None:
             # L = X R up to the jobs straddling the window ends
             assert r.queue_length.mean == pytest.approx(r.throughput * r.residence, rel=0.25,
                                                         abs=0.05)
+
+
+def test_round_robin_rotates_per_pe_not_per_cluster() -> None:
+    # Jiang (1997) sec. 3.3: "routes out-going messages from each compute node to
+    # the INI nodes of its cluster in a round-robin fashion" -- one rotation per
+    # PE (and, on the receiving side, per destination PE), starting at INI j mod K.
+    # Clusters {0, 1} and {2, 3}, K = 2, zero latencies, one-way requests:
+    #   t=0   node 0 -> node 2,  t=50  node 1 -> node 3,  t=100 node 0 -> node 2.
+    # Per PE: out 0,1 (node 0) and 1 (node 1): cluster0 INIs visited (1, 2);
+    #         in  0,1 (node 2) and 1 (node 3): cluster1 INIs visited (1, 2).
+    # One rotation per cluster would give 0,1,0 on both sides: (2, 1) and (2, 1).
+    m = Machine(nodes=(NodeSpec(compute=1),) * 4, latency=0, cluster_size=2, inis=2,
+                ini_dispatch="round_robin", ini_cost=1.0, intra_latency=0)
+    recs = [request(0, 2, 0, 1.0, None), compute(0, 100.0), request(0, 2, 0, 1.0, None),
+            compute(1, 50.0), request(1, 3, 0, 1.0, None)]
+    res = simulate(m, trace=recs, cycles=3, warmup=0, batches=2)
+    visits = {r.name: r.departures for r in res.resources_of("ini")}
+    assert visits == {"cluster0.ini0": 1, "cluster0.ini1": 2,
+                      "cluster1.ini0": 1, "cluster1.ini1": 2}
+    # static: every message of node j uses INI j mod 2 on each side
+    ms = Machine(nodes=(NodeSpec(compute=1),) * 4, latency=0, cluster_size=2, inis=2,
+                 ini_dispatch="static", ini_cost=1.0, intra_latency=0)
+    res = simulate(ms, trace=recs, cycles=3, warmup=0, batches=2)
+    visits = {r.name: r.departures for r in res.resources_of("ini")}
+    assert visits == {"cluster0.ini0": 2, "cluster0.ini1": 1,
+                      "cluster1.ini0": 2, "cluster1.ini1": 1}
+
+
+def test_round_robin_balances_each_pe_over_the_inis() -> None:
+    # a single sender with K = 2: per-PE rotation alternates its messages exactly,
+    # so its two home INIs see equal counts whatever the other PEs do
+    m = Machine(nodes=(NodeSpec(compute=1),) * 4, latency=0, cluster_size=2, inis=2,
+                ini_dispatch="round_robin", ini_cost=1.0, intra_latency=0)
+    recs = []
+    for i in range(10):
+        recs += [compute(0, 10.0), request(0, 3, 0, 1.0, None)]
+    res = simulate(m, trace=recs, cycles=10, warmup=0, batches=2)
+    visits = {r.name: r.departures for r in res.resources_of("ini")}
+    assert visits["cluster0.ini0"] == visits["cluster0.ini1"] == 5
+    assert visits["cluster1.ini0"] == visits["cluster1.ini1"] == 5
+
+
+# --------------------------------------------------------------------------
+# open overload stops with SaturationError naming the resource
+# --------------------------------------------------------------------------
+
+def _open_node(rate: float, dispatch: str = "fifo", keys: int | None = None) -> tuple[Machine, Workload]:
+    m = Machine(nodes=(NodeSpec(compute=1), NodeSpec(compute=0, protocol=2, dispatch=dispatch)),
+                latency=0.0)
+    w = Workload(burst=Dist.exponential(1.0 / rate), request_cost=Dist.exponential(1.0),
+                 reply_cost=None, targets=(1,), keys=keys)
+    return m, w
+
+
+@pytest.mark.parametrize("dispatch,keys", [("fifo", None), ("pdq", None), ("pdq", 3)])
+def test_open_overload_raises_saturation(dispatch, keys) -> None:
+    from mva.errors import SaturationError
+    # two servers of mean 1 offered 4 arrivals per cycle: the queue grows by ~half
+    # the arrivals, so the queue bound (10,000 + T + 1% of the run) trips after
+    # ~20,000 arrivals instead of the run growing a 10^6-message queue
+    m, w = _open_node(4.0, dispatch, keys)
+    with pytest.raises(SaturationError, match="node1.protocol") as info:
+        simulate(m, w, cycles=1_000_000, seed=1)
+    assert info.value.bottleneck == "node1.protocol"
+    # an explicit bound trips earlier
+    with pytest.raises(SaturationError, match="max_queue=50"):
+        simulate(m, w, cycles=1_000_000, seed=1, max_queue=50)
+
+
+def test_mild_open_overload_is_caught_by_the_growth_rule() -> None:
+    from mva.errors import SaturationError
+    # 5% above capacity: the queue never reaches the bound in this short run,
+    # but it gains ~5% of the window's arrivals (> 2%)
+    m, w = _open_node(2.1)
+    with pytest.raises(SaturationError, match="gained") as info:
+        simulate(m, w, cycles=40_000, seed=2)
+    assert info.value.bottleneck == "node1.protocol"
+    # just below capacity (rho = 0.9 per server) the same run completes
+    m, w = _open_node(1.8)
+    assert simulate(m, w, cycles=40_000, seed=2).resource("node1.protocol").utilization.mean < 0.95
+
+
+def test_ini_overload_names_the_ini() -> None:
+    from mva.errors import SaturationError
+    m = Machine(nodes=(NodeSpec(compute=1), NodeSpec(compute=0, protocol=4)), latency=0,
+                cluster_size=1, inis=1, ini_cost=Dist.exponential(20.0))
+    w = Workload(burst=Dist.exponential(10.0), request_cost=1.0, reply_cost=None, targets=(1,))
+    with pytest.raises(SaturationError) as info:
+        simulate(m, w, cycles=1_000_000, seed=3)
+    assert info.value.bottleneck == "cluster0.ini0"
+
+
+def test_pooled_estimates_and_interrupts_per_request() -> None:
+    node = NodeSpec(compute=2, interrupt=50)
+    m = Machine(nodes=(node, node, NodeSpec(compute=0, protocol=1)), latency=20)
+    w = Workload(burst=Dist.exponential(300), request_cost=Dist.exponential(40),
+                 reply_cost=Dist.exponential(40))
+    res = simulate(m, w, cycles=4000, seed=3)
+    # pooled utilization: busy time of all servers of a kind over their capacity, i.e.
+    # the server-weighted mean of the per-resource utilizations; the compute
+    # resource of node 2 (no compute processor) is left out
+    comp = [r for r in res.resources_of("compute") if r.name != "node2.compute"]
+    want = sum(r.utilization.mean * r.servers for r in comp) / sum(r.servers for r in comp)
+    assert res.pooled["compute"]["utilization"].mean == pytest.approx(want, rel=1e-12)
+    prot = res.resources_of("protocol")
+    assert res.pooled["protocol"]["queue_length"].mean == pytest.approx(
+        sum(r.queue_length.mean for r in prot) / len(prot), rel=1e-12)
+    for kind in ("compute", "protocol"):
+        for e in res.pooled[kind].values():
+            assert e.n == 20 and math.isfinite(e.half_width) and e.half_width > 0
+    ipr = res.interrupts_per_request
+    assert ipr.mean == pytest.approx(res.counts["interrupts"] / res.counts["completed"])
+    assert 0 < ipr.mean < 1 and 0 < ipr.half_width < ipr.mean
+    assert "pooled" in res.to_dict() and "interrupts_per_request" in res.to_dict()

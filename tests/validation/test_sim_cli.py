@@ -37,3 +37,18 @@ def test_simulate_trace_file(tmp_path) -> None:
                          seed=1), path)
     out = _run(["simulate", "trace", str(path), "--nodes", "3", "--L", "5", "--cycles", "500"])
     assert "cycle_time" in out
+
+
+def test_simulate_trace_overload_reports_saturation(tmp_path) -> None:
+    import pytest
+
+    from mva.errors import SaturationError
+    from validation.sim.dists import Dist
+    # node 0 sends one-way requests every ~10 cycles to node 1, whose handlers cost 100
+    m = Machine.homogeneous(2, NodeSpec(compute=1), latency=5)
+    w = Workload(burst=Dist.exponential(10.0), request_cost=100.0, reply_cost=None, targets=(1,))
+    path = tmp_path / "t.csv"
+    write_trace(generate(w, m, requests=400, seed=1, threads=(0,)), path)
+    with pytest.raises(SaturationError, match="node1.protocol"):
+        _run(["simulate", "trace", str(path), "--nodes", "2", "--L", "5", "--cycles", "300",
+              "--max-queue", "100"])

@@ -9,10 +9,11 @@ zero-argument callable that draws one value.  Python's :mod:`random` is used
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from mva._validate import check_choice, check_integer, check_nonnegative
 
@@ -139,17 +140,40 @@ class Dist:
         """Return a zero-argument function drawing one value.
 
         The values come from a NumPy generator seeded from ``rng`` (one
-        ``getrandbits(64)`` call), drawn ``chunk`` at a time and handed out
-        one by one: several times cheaper per value than a Python-level draw.
-        Deterministic for a given state of ``rng``.
+        ``getrandbits(64)`` call), drawn ``chunk`` at a time (see
+        :meth:`blocks`) and handed out one by one by a C-level iterator:
+        several times cheaper per value than a Python-level draw.
+        Deterministic for a given state of ``rng``; a constant draws nothing
+        from ``rng``.
+        """
+        m = self.mean
+        if self.family == "deterministic" or m == 0.0:
+            return lambda: m
+        return itertools.chain.from_iterable(iter(self.blocks(rng, chunk=chunk), None)).__next__
+
+    def blocks(self, rng: random.Random, *, chunk: int = 256) -> Callable[[], list[float]]:
+        """Return a function giving the next ``chunk`` values of the stream as a list.
+
+        ``blocks(rng)()`` called ``j`` times yields the same values, in the
+        same order, as ``chunk * j`` calls of ``sampler(rng)`` on an ``rng``
+        in the same state (generators use it to build records in batches).
+
+        Examples
+        --------
+        >>> import random
+        >>> d = Dist.exponential(3.0)
+        >>> one = d.sampler(random.Random(5))
+        >>> d.blocks(random.Random(5), chunk=4)() == [one() for _ in range(4)]
+        True
         """
         m = self.mean
         fam = self.family
+        n = int(chunk)
         if fam == "deterministic" or m == 0.0:
-            return lambda: m
+            const = [m] * n
+            return const.copy
         import numpy as np
         g = np.random.default_rng(rng.getrandbits(64))
-        n = int(chunk)
         if fam == "exponential":
             def block() -> list[float]:
                 return (g.standard_exponential(n) * m).tolist()
@@ -174,11 +198,7 @@ class Dist:
             def block() -> list[float]:
                 e = g.standard_exponential(n)
                 return (e * np.where(g.random(n) < p1, m1, m2)).tolist()
-
-        def values() -> Iterator[float]:
-            while True:
-                yield from block()
-        return values().__next__
+        return block
 
     def describe(self) -> str:
         """Short text, e.g. ``"exp(100)"``."""

@@ -31,8 +31,9 @@ How the hardware behaves
   handler first runs on the requester's own node.
 * In a two-level machine a message between clusters goes node -> (``l``) ->
   INI of the sender's cluster -> (``L``) -> INI of the receiver's cluster ->
-  (``l``) -> node; INIs are FIFO servers, chosen statically, round-robin or
-  from a shared queue.
+  (``l``) -> node; INIs are FIFO servers, chosen statically, round-robin
+  (each node rotates its outgoing messages over its cluster's INIs, and its
+  incoming ones over its cluster's INIs) or from a shared queue.
 
 Implementation notes
 --------------------
@@ -43,15 +44,28 @@ few list operations, no object allocation besides the event tuple and one
 list per request.  Suspension uses *lazy rescheduling*: a handler started on a
 computing processor moves that thread's burst end later by the handler's
 duration; the burst's end event, when it fires early, re-schedules itself.
+
+Protocol queues and INIs integrate their number present and busy servers
+over time at every change; compute resources instead count per burst (the
+integral of the number present is the bursts' residence, the busy time the
+work done), completed at each snapshot for the bursts in progress -- so a
+preemption costs no accounting.  The PDQ keeps its eligible handlers in a heap
+ordered by arrival and each key's later handlers in a per-key FIFO.  Round-robin
+INI dispatch keeps one rotation per node and direction.  A protocol queue or
+INI that exceeds ``max_queue`` messages raises
+:class:`~mva.errors.SaturationError`.
 """
 
 from __future__ import annotations
 
+import itertools
 import time as _time
 from collections import deque
 from dataclasses import dataclass, field
-from heapq import heappush
+from heapq import heappop, heappush
 from typing import Any, Callable, Iterator, Sequence
+
+from mva.errors import SaturationError
 
 from ..generators import stream_rng
 from ..traces import NOSYNC, SEQUENTIAL, Record
@@ -120,7 +134,8 @@ def _sampler_or_none(dist: Any, rng: Any) -> Callable[[], float] | None:
 
 
 def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: int | None,
-                marks: Sequence[int], on_pause: Callable[[int], None] | None = None) -> RawRun:
+                marks: Sequence[int], on_pause: Callable[[int], None] | None = None,
+                max_queue: int | None = None) -> RawRun:
     """Simulate ``machine`` with thread ``t`` reading ``sources[t]``.
 
     Parameters
@@ -136,6 +151,10 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
         the run stops at the last.
     on_pause : callable, optional
         Called with the index of each mark reached (progress reporting).
+    max_queue : int, optional
+        Largest number of messages one protocol queue or INI may hold; one
+        more raises :class:`~mva.errors.SaturationError` naming it (open
+        arrivals above capacity).  Default: no bound.
 
     Returns
     -------
@@ -184,6 +203,10 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
     r_arr = [0] * NR        # arrivals
     r_res = [0.0] * NR      # sum of residence times of departed jobs
     r_arrsum = [0.0] * NR   # sum of arrival times of present jobs
+    # compute resources skip the time integration: their area is the bursts'
+    # residence and their busy area the work done (sum of burst lengths),
+    # both completed at each snapshot from the bursts in progress
+    c_work = [0.0] * NR
 
     def flush(r: int, now: float) -> None:
         dt = now - r_last[r]
@@ -197,12 +220,20 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
     dedicated = [s.dedicated for s in specs]
     limit = [s.max_acting for s in specs]
     pdq = [s.dispatch == "pdq" for s in specs]
-    acting_n = [0] * N
+    # processors of each node running handlers: the busy count of its protocol
+    # resource (resources 0 .. N-1 are the nodes' protocol resources)
+    acting_n = r_busy
+    # FIFO: a deque of waiting messages.  PDQ: a heap of (arrival number,
+    # message) of the *eligible* messages -- unkeyed, nosync, sequential, and
+    # the earliest waiting message of each key that is not running -- while
+    # the later messages of a key wait in that key's FIFO in pdq_keys.
     queue: list[Any] = [([] if s.dispatch == "pdq" else deque()) for s in specs]
+    pdq_seq = itertools.count()
+    qcap = max_queue if max_queue is not None else 1 << 62
     idle: list[list[int]] = [[] for _ in specs]
     procs: list[list[int]] = [[] for _ in specs]
     rr = [0] * N
-    pdq_keys: list[dict[str, int]] = [{} for _ in specs]
+    pdq_keys: list[dict[str, deque[Any]]] = [{} for _ in specs]  # key -> later messages
     seq_running = [False] * N
     node_rng = [stream_rng(seed, 2, n) for n in range(N)]
     s_int = [_sampler_or_none(s.interrupt, g) for s, g in zip(specs, node_rng)]
@@ -210,6 +241,8 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
     s_ind = [_sampler_or_none(s.indirect, g) for s, g in zip(specs, node_rng)]
     s_send = [(s.send.sampler(g) if s.send is not None else None) for s, g in zip(specs, node_rng)]
     s_extra = [_sampler_or_none(s.extra_delay, g) for s, g in zip(specs, node_rng)]
+    overheads = [a is not None or b is not None or c is not None
+                 for a, b, c in zip(s_int, s_dir, s_ind)]
 
     # ---------------------------------------------------------------- threads
     th_node = list(M.thread_nodes)
@@ -218,6 +251,7 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
     th_state = [_BLOCKED] * T
     comp_end = [0.0] * T
     comp_start = [0.0] * T
+    comp_len = [0.0] * T        # length of the current burst (computing time, no suspension)
     acting_p = [False] * T
     hend = [0.0] * T            # end of the handler a processor is running
     issuer = -1                 # the thread issuing a request right now
@@ -236,7 +270,12 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
     st_servers = [K if shared_ini else 1] * n_st
     st_busy = [0] * n_st
     st_q: list[deque[Any]] = [deque() for _ in range(n_st)]
-    st_rr = [0] * n_clusters
+    # round-robin: one rotation per PE and direction -- a PE sends its
+    # successive outgoing messages through its cluster's INIs in turn, and
+    # receives its successive incoming messages through its cluster's INIs in
+    # turn; PE j's rotations start at INI j mod K (its static INI)
+    rr_out = [(n % cluster_size) % K for n in range(N)] if rr_ini else []
+    rr_in = rr_out[:]
     ini_draw = M.ini_cost.sampler(stream_rng(seed, 3, 0))
     size_cost = M.ini_cost_of_size
     ini_mean = M.ini_cost.mean
@@ -247,13 +286,14 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
         base = ini_draw()
         return base * (size_cost(m[_SIZE]) / ini_mean) if ini_mean > 0 else float(size_cost(m[_SIZE]))
 
-    def station_for(node: int) -> int:
+    def station_for(node: int, rr: list[int]) -> int:
+        """The INI station of ``node``'s cluster for its next message (``rr``: rotations)."""
         c = node_cluster[node]
         if shared_ini:
             return c
         if rr_ini:
-            k = st_rr[c]
-            st_rr[c] = (k + 1) % K
+            k = rr[node]
+            rr[node] = k + 1 if k + 1 < K else 0
             return c * K + k
         return c * K + (node % cluster_size) % K
 
@@ -271,21 +311,31 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
 
     # ================================================================ events
     def travel(now: float, m: list[Any], a: int, b: int) -> None:
+        """Message ``m`` leaves node ``a`` for node ``b``."""
         m[_TO] = b
         if not clustered:
-            push(heap, (now + (lat_c if lat_c is not None else lat()), nxt(), node_arrive, m))
+            push(heap, (now + lat(), nxt(), node_arrive, m))
         elif node_cluster[a] == node_cluster[b]:
             push(heap, (now + intra(), nxt(), node_arrive, m))
         else:
             m[_HOP] = 0
-            m[_STATION] = station_for(a)
+            m[_STATION] = station_for(a, rr_out)
             push(heap, (now + intra(), nxt(), ini_arrive, m))
+
+    lat_direct = lat_c if not clustered else None
+    if lat_direct is not None:
+        def travel(now: float, m: list[Any], a: int, b: int) -> None:
+            """Message ``m`` leaves node ``a`` for node ``b`` (constant latency, one level)."""
+            m[_TO] = b
+            push(heap, (now + lat_c, nxt(), node_arrive, m))
 
     def ini_arrive(now: float, m: list[Any]) -> None:
         s = m[_STATION]
         r = R_INI + s
         flush(r, now)
         r_n[r] += 1
+        if r_n[r] > qcap:
+            overflow(r, now)
         r_arr[r] += 1
         r_arrsum[r] += now
         m[_ARR] = now
@@ -314,7 +364,7 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
             r_busy[r] -= 1
         if m[_HOP] == 0:
             m[_HOP] = 1
-            m[_STATION] = station_for(m[_TO])
+            m[_STATION] = station_for(m[_TO], rr_in)
             push(heap, (now + lat(), nxt(), ini_arrive, m))
         else:
             push(heap, (now + intra(), nxt(), node_arrive, m))
@@ -327,19 +377,43 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
             r_barea[n] += r_busy[n] * dt
             r_last[n] = now
         r_n[n] += 1
+        if r_n[n] > qcap:
+            overflow(n, now)
         r_arr[n] += 1
         r_arrsum[n] += now
         m[_ARR] = now
         if pdq[n]:
-            queue[n].append(m)
+            pdq_enqueue(n, m)
             dispatch_more(n, now)
         elif acting_n[n] < limit[n]:
             start(n, now, m, -1)
         else:
             queue[n].append(m)
 
+    def overflow(r: int, now: float) -> None:
+        raise SaturationError(
+            f"{resources[r].name} holds more than max_queue={qcap} messages at t={now:.6g}: "
+            "open (one-way) arrivals exceed its capacity", bottleneck=resources[r].name)
+
+    def pdq_enqueue(n: int, m: list[Any]) -> None:
+        """Message ``m`` joins node ``n``'s PDQ: eligible, or behind its key's earlier messages."""
+        e = (next(pdq_seq), m)         # arrival order is kept while waiting behind a key
+        k = m[_KEY]
+        if k is not None and k != NOSYNC and k != SEQUENTIAL:
+            keys = pdq_keys[n]
+            later = keys.get(k)
+            if later is not None:      # the key is running or already has an eligible message
+                later.append(e)
+                return
+            keys[k] = deque()
+        heappush(queue[n], e)
+
     def pick(n: int) -> Any:
-        """Remove and return the next dispatchable handler of node ``n`` (or None)."""
+        """Remove and return the next dispatchable handler of node ``n`` (or None).
+
+        PDQ: the earliest eligible message; a sequential one only when nothing
+        runs, and nothing behind it (in arrival order) before it.
+        """
         if acting_n[n] >= limit[n]:
             return None
         q = queue[n]
@@ -349,18 +423,11 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
             return q.popleft()
         if seq_running[n]:
             return None
-        keys = pdq_keys[n]
-        for i, m in enumerate(q):
-            k = m[_KEY]
-            if k == SEQUENTIAL:
-                if acting_n[n] == 0:
-                    del q[i]
-                    return m
-                return None  # drains: nothing behind it dispatches
-            if k is None or k == NOSYNC or k not in keys:
-                del q[i]
-                return m
-        return None
+        m = q[0][1]
+        if m[_KEY] == SEQUENTIAL and acting_n[n]:
+            return None  # drains: nothing behind it dispatches
+        heappop(q)
+        return m
 
     def dispatch_more(n: int, now: float) -> None:
         while True:
@@ -372,6 +439,9 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
     def victim(n: int) -> int:
         """A computing processor of node ``n`` to interrupt (round-robin)."""
         ps = procs[n]
+        if len(ps) == 1:               # one-processor node
+            y = ps[0]
+            return y if th_state[y] == _COMPUTING and not acting_p[y] else -1
         k = len(ps)
         i = rr[n]
         for _ in range(k):
@@ -388,16 +458,12 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
         ``x`` is the processor continuing as protocol processor, or -1 to choose one.
         """
         nonlocal interrupts
-        acting_n[n] += 1
-        r_busy[n] += 1
+        acting_n[n] += 1              # (also r_busy[n]: the same list)
         dur = m[_COST]
-        if pdq[n]:
-            k = m[_KEY]
-            if k == SEQUENTIAL:
-                seq_running[n] = True
-            elif k is not None and k != NOSYNC:
-                pdq_keys[n][k] = 1
+        if pdq[n] and m[_KEY] == SEQUENTIAL:
+            seq_running[n] = True
         if not dedicated[n]:
+            ovh = overheads[n]
             if x < 0:
                 ids = idle[n]
                 if ids:
@@ -406,22 +472,16 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
                     x = victim(n)
                     if x >= 0:
                         interrupts += 1
-                        si = s_int[n]
-                        if si is not None:
-                            dur += si()
-                        c = R_COMP + n
-                        flush(c, now)
-                        r_busy[c] -= 1
+                        if ovh and s_int[n] is not None:
+                            dur += s_int[n]()
                     else:  # only the thread issuing this message is left: it runs it
                         x = issuer
                         assert x >= 0 and th_node[x] == n and not acting_p[x]
-                sd = s_dir[n]
-                if sd is not None:
-                    dur += sd()
+                if ovh and s_dir[n] is not None:
+                    dur += s_dir[n]()
                 acting_p[x] = True
-            si = s_ind[n]
-            if si is not None:
-                dur += si()
+            if ovh and s_ind[n] is not None:
+                dur += s_ind[n]()
             if th_state[x] == _COMPUTING:
                 comp_end[x] += dur
             hend[x] = now + dur
@@ -436,18 +496,22 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
             r_barea[n] += r_busy[n] * dt
             r_last[n] = now
         r_n[n] -= 1
-        r_busy[n] -= 1
+        acting_n[n] -= 1              # (also r_busy[n]: the same list)
         a = m[_ARR]
         r_arrsum[n] -= a
         r_res[n] += now - a
         r_dep[n] += 1
-        acting_n[n] -= 1
         if pdq[n]:
             k = m[_KEY]
             if k == SEQUENTIAL:
                 seq_running[n] = False
             elif k is not None and k != NOSYNC:
-                del pdq_keys[n][k]
+                keys = pdq_keys[n]
+                later = keys[k]
+                if later:               # the key's next message becomes eligible
+                    heappush(queue[n], later.popleft())
+                else:
+                    del keys[k]
         ph = m[_PHASE]
         phase_n[ph] += 1
         phase_sum[ph] += now - a
@@ -458,7 +522,11 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
             else:
                 m[_PHASE] = _RESPONSE
                 m[_COST] = m[_REPLY]
-                travel(now, m, n, m[_SRC])
+                if lat_direct is None:
+                    travel(now, m, n, m[_SRC])
+                else:                      # one level, constant latency
+                    m[_TO] = m[_SRC]
+                    push(heap, (now + lat_direct, nxt(), node_arrive, m))
         elif ph == _SEND:
             m[_PHASE] = _REQUEST
             m[_COST] = m[_REQ]
@@ -479,8 +547,13 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
             return
         x = m[_PROC]
         nm = pick(n) if queue[n] else None
-        if nm is None:
-            release(now, x, n)
+        if nm is None:                     # x stops acting as protocol processor (release)
+            acting_p[x] = False
+            st = th_state[x]
+            if st == _READY:
+                begin(now, x)
+            elif st != _COMPUTING:         # (a computing one resumes: its end moved already)
+                become_idle(now, x, n)
         else:
             st = th_state[x]
             if (st == _COMPUTING or st == _READY) and idle[n]:
@@ -495,15 +568,9 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
         """Processor ``x`` stops acting as protocol processor."""
         acting_p[x] = False
         st = th_state[x]
-        if st == _COMPUTING:          # an interrupted burst resumes
-            c = R_COMP + n
-            dt = now - r_last[c]
-            if dt:
-                r_area[c] += r_n[c] * dt
-                r_barea[c] += r_busy[c] * dt
-                r_last[c] = now
-            r_busy[c] += 1
-        elif st == _READY:
+        if st == _COMPUTING:          # an interrupted burst resumes (its end moved already)
+            return
+        if st == _READY:
             begin(now, x)
         else:
             become_idle(now, x, n)
@@ -534,18 +601,11 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
             if rec[1] == "compute":
                 th_state[x] = _COMPUTING
                 c = R_COMP + n
-                dt = now - r_last[c]
-                if dt:
-                    r_area[c] += r_n[c] * dt
-                    r_barea[c] += r_busy[c] * dt
-                    r_last[c] = now
-                if acting_p[x]:
-                    # it ran its own one-way message's send handler: suspended from the start
-                    end = hend[x] + rec[2]
-                else:
-                    end = now + rec[2]
-                    r_busy[c] += 1
+                w = rec[2]
+                # acting: it runs its own one-way message's send handler, suspended from the start
+                end = (hend[x] if acting_p[x] else now) + w
                 comp_end[x] = end
+                comp_len[x] = w
                 comp_start[x] = now
                 r_n[c] += 1
                 r_arr[c] += 1
@@ -563,8 +623,16 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
                 issuer = -1
                 continue
             th_state[x] = _BLOCKED
-            become_idle(now, x, n)
-            issue(now, m, n)
+            if queue[n]:
+                become_idle(now, x, n)
+            elif not dedicated[n]:
+                idle[n].append(x)
+            if s_send[n] is not None or s_extra[n] is not None:
+                issue(now, m, n)
+            elif lat_direct is None:
+                travel(now, m, n, d)
+            else:                          # one level, constant latency (m[_TO] is d)
+                push(heap, (now + lat_direct, nxt(), node_arrive, m))
             return
 
     def issue(now: float, m: list[Any], n: int) -> None:
@@ -584,13 +652,8 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
             push(heap, (end, nxt(), compute_done, x))
             return
         c = R_COMP + th_node[x]
-        dt = now - r_last[c]
-        if dt:
-            r_area[c] += r_n[c] * dt
-            r_barea[c] += r_busy[c] * dt
-            r_last[c] = now
         r_n[c] -= 1
-        r_busy[c] -= 1
+        c_work[c] += comp_len[x]
         a = comp_start[x]
         r_arrsum[c] -= a
         r_res[c] += now - a
@@ -611,7 +674,17 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
 
     def snapshot(now: float) -> Snapshot:
         for r in range(NR):
-            flush(r, now)
+            if resources[r].kind != "compute":
+                flush(r, now)
+        for n in range(N):
+            # compute: area from the bursts' residences, busy area = work done
+            c = R_COMP + n
+            r_area[c] = r_res[c] + (r_n[c] * now - r_arrsum[c])
+            done = c_work[c]
+            for x in procs[n]:
+                if th_state[x] == _COMPUTING:   # minus the part of the burst still to run
+                    done += comp_len[x] - (comp_end[x] - (max(hend[x], now) if acting_p[x] else now))
+            r_barea[c] = done
         return Snapshot(
             time=now, completed=completed, response_sum=response_sum, cycles=n_cycles,
             cycle_sum=cycle_sum, phase_n=phase_n[:], phase_sum=phase_sum[:],
@@ -656,4 +729,5 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
     if end == "empty":
         snapshots.append(snapshot(kernel.now))
     return RawRun(resources=resources, snapshots=snapshots, events=kernel.events,
-                  wall_time=wall, end=end, extra={"time": kernel.now})
+                  wall_time=wall, end=end,
+                  extra={"time": kernel.now, "compute": {n: s.compute for n, s in enumerate(specs)}})

@@ -148,8 +148,11 @@ class Machine:
         INIs per cluster (``K``; two-level machines only).
     ini_dispatch : {"static", "round_robin", "shared"}
         ``"static"``: node *i* of a cluster always uses INI ``i mod K`` (for
-        messages it sends and receives); ``"round_robin"``: successive messages
-        through a cluster use successive INIs; ``"shared"``: one FIFO queue per
+        messages it sends and receives); ``"round_robin"``: each node sends
+        its successive outgoing messages through its cluster's INIs in turn
+        and receives its successive incoming messages through its cluster's
+        INIs in turn (one rotation per node and direction, starting at INI
+        ``i mod K``; Jiang 1997, sec. 3.3); ``"shared"``: one FIFO queue per
         cluster served by any idle INI.
     ini_cost : Dist or float
         INI overhead ``O`` per message visit, in cycles.

@@ -110,6 +110,19 @@ class SimResult:
         Description of the simulated machine.
     exhausted : bool
         True when a trace ran out before the requested number of cycles.
+    pooled : dict of str to dict of str to Estimate
+        Per resource kind (``"protocol"``, ``"compute"``, ``"ini"``), one
+        estimate pooled over all resources of the kind, each batch
+        (replication) giving one observation: ``"utilization"``, the busy
+        fraction of all their servers together (server-weighted mean
+        utilization, :math:`\\sum_i B_i / (T \\sum_i c_i)`), and
+        ``"queue_length"``, the mean over the resources of the time-average
+        number present (:math:`\\sum_i A_i / (T\\,n)`).  Compute resources of
+        nodes without compute processors are left out.
+    interrupts_per_request : Estimate or None
+        Interrupts (a handler taking a computing processor because every
+        processor of the node was busy) per completed request, with its
+        interval.
     """
 
     cycle_time: Estimate
@@ -126,6 +139,8 @@ class SimResult:
     seed: int | None
     machine: str = ""
     exhausted: bool = False
+    pooled: dict[str, dict[str, Estimate]] = field(default_factory=dict)
+    interrupts_per_request: Estimate | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -155,6 +170,9 @@ class SimResult:
             "simulated_time": self.simulated_time, "warmup_time": self.warmup_time,
             "events": self.events, "wall_time": self.wall_time, "method": self.method,
             "n": self.n, "seed": self.seed, "machine": self.machine, "exhausted": self.exhausted,
+            "pooled": {k: {m: e.to_dict() for m, e in v.items()} for k, v in self.pooled.items()},
+            "interrupts_per_request": (None if self.interrupts_per_request is None
+                                       else self.interrupts_per_request.to_dict()),
         }
 
     def to_frame(self) -> Any:

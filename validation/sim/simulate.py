@@ -139,7 +139,22 @@ def _measures(a: Snapshot, b: Snapshot, run: RawRun) -> dict[str, Any]:
         qlen.append(_ratio(b.area[i] - a.area[i], dt))
     out["util"] = util
     out["qlen"] = qlen
+    out["interrupts_per_request"] = _ratio(b.interrupts - a.interrupts, b.completed - a.completed)
+    for kind, idx in _pool_index(run).items():
+        out["pool_util", kind] = _ratio(sum(b.busy_area[i] - a.busy_area[i] for i in idx),
+                                        dt * sum(run.resources[i].servers for i in idx))
+        out["pool_qlen", kind] = _ratio(sum(b.area[i] - a.area[i] for i in idx), dt * len(idx))
     return out
+
+
+def _pool_index(run: RawRun) -> dict[str, list[int]]:
+    """Resources pooled per kind (compute resources of nodes without compute processors left out)."""
+    kinds: dict[str, list[int]] = {}
+    for i, r in enumerate(run.resources):
+        if r.kind == "compute" and not run.extra.get("compute", {}).get(r.node, 1):
+            continue
+        kinds.setdefault(r.kind, []).append(i)
+    return kinds
 
 
 def _collect(runs: list[tuple[RawRun, list[Snapshot]]], method: str, seed: int | None,
@@ -197,6 +212,18 @@ def _collect(runs: list[tuple[RawRun, list[Snapshot]]], method: str, seed: int |
             throughput=_ratio(dep, T), residence=_ratio(dres, dep), departures=dep,
             little_error=gap))
 
+    pooled: dict[str, dict[str, Any]] = {}
+    for kind, idx in _pool_index(first_run).items():
+        busy = tot(lambda a, b: sum(b.busy_area[i] - a.busy_area[i] for i in idx))
+        area = tot(lambda a, b: sum(b.area[i] - a.area[i] for i in idx))
+        cap = T * sum(first_run.resources[i].servers for i in idx)
+        pooled[kind] = {
+            "utilization": estimate(_ratio(busy, cap), [p["pool_util", kind] for p in pieces]),
+            "queue_length": estimate(_ratio(area, T * len(idx)), [p["pool_qlen", kind] for p in pieces]),
+        }
+    ipr = estimate(_ratio(tot(lambda a, b: b.interrupts - a.interrupts),
+                          tot(lambda a, b: b.completed - a.completed)),
+                   [p["interrupts_per_request"] for p in pieces])
     completed = int(tot(lambda a, b: b.completed - a.completed))
     counts = {
         "completed": completed,
@@ -213,6 +240,7 @@ def _collect(runs: list[tuple[RawRun, list[Snapshot]]], method: str, seed: int |
         resources=tuple(resources), counts=counts, simulated_time=T,
         warmup_time=float(sum(s[0].time for _, s in runs)),
         events=sum(r.events for r, _ in runs), wall_time=sum(r.wall_time for r, _ in runs),
+        pooled=pooled, interrupts_per_request=ipr,
         method=method, n=len(pieces), seed=seed, machine=machine.describe(),
         exhausted=any(r.end == "empty" for r, _ in runs))
 
@@ -220,6 +248,20 @@ def _collect(runs: list[tuple[RawRun, list[Snapshot]]], method: str, seed: int |
 # --------------------------------------------------------------------------
 # simulate
 # --------------------------------------------------------------------------
+
+def _check_growth(run: RawRun, a: Snapshot, b: Snapshot, threads: int) -> None:
+    """Overload rule (2) of :func:`simulate`: a queue that kept growing over the window."""
+    from mva.errors import SaturationError
+    for i, info in enumerate(run.resources):
+        if info.kind == "compute":
+            continue
+        grew = (b.arrivals[i] - b.departures[i]) - (a.arrivals[i] - a.departures[i])
+        arrivals = b.arrivals[i] - a.arrivals[i]
+        if grew > max(2 * threads + 100, 0.02 * arrivals):
+            raise SaturationError(
+                f"{info.name} gained {grew} jobs over the measured window ({arrivals} arrivals): "
+                "open (one-way) arrivals exceed its capacity", bottleneck=info.name)
+
 
 def _replication_seed(seed: int | None, r: int) -> int | None:
     if r == 0:
@@ -232,7 +274,7 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
              cycles: int = 100_000, warmup: int | None = None, batches: int = 20,
              replications: int | None = None, seed: int | None = 0,
              trace_format: str | None = None, progress: bool | None = None,
-             **kwargs: Any) -> SimResult:
+             max_queue: int | None = None, **kwargs: Any) -> SimResult:
     """Simulate a machine, or the machine a model's parameters describe.
 
     Parameters
@@ -265,13 +307,35 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
     progress : bool, optional
         Show a progress bar (default: only on a terminal; see
         :func:`mva.progress.progress`).
+    max_queue : int, optional
+        Most messages one protocol queue or INI may hold (default
+        ``10_000 + T + (warmup + cycles) // 100`` for ``T`` threads); see
+        the overload rule in the Notes.
 
     Returns
     -------
     SimResult
 
+    Raises
+    ------
+    mva.errors.SaturationError
+        When open (one-way) traffic exceeds the capacity of a resource;
+        ``bottleneck`` names it.
+
     Notes
     -----
+    Overload.  Closed traffic cannot overload the machine (a thread waits
+    for its reply), but one-way requests are open arrivals: above a
+    resource's capacity its queue grows without bound.  Two rules stop such
+    a run with :class:`~mva.errors.SaturationError` naming the resource:
+    (1) a protocol queue or INI holding more than ``max_queue`` messages
+    (checked at every arrival, so time and memory stay bounded); (2) at the
+    end of the measured window (of each replication), a resource whose
+    number of jobs present grew over the window by more than
+    :math:`\\max(2T + 100,\\ 0.02\\,A)`, where :math:`A` is the number of
+    arrivals in the window: a stable queue returns to its typical length, an
+    overloaded one gains a fixed fraction of its arrivals.
+
     Batch means: the measured window (after ``warmup`` completed requests) is
     cut into ``batches`` batches of ``cycles / batches`` completed requests;
     each batch gives one observation of every mean.  Replications: each run
@@ -325,6 +389,10 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
     if cycles < chunks:
         raise ValueError(f"cycles must be >= the number of batches ({chunks}); got {cycles}")
 
+    if max_queue is None:
+        qcap = 10_000 + machine.n_threads + (warmup + cycles) // 100
+    else:
+        qcap = int(check_integer("max_queue", max_queue, minimum=1))
     marks = ([warmup] if warmup > 0 else []) + [warmup + (cycles * (i + 1)) // chunks for i in range(chunks)]
     total_marks = len(marks) * reps
     from mva.progress import progress as _progress
@@ -343,7 +411,8 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
             assert workload is not None
             sources = [thread_records(workload, machine, t, stream_rng(rseed, 0, t))
                        for t in range(machine.n_threads)]
-        raw = run_machine(machine, sources, seed=rseed, marks=marks, on_pause=tick)
+        raw = run_machine(machine, sources, seed=rseed, marks=marks, on_pause=tick,
+                          max_queue=qcap)
         tick(0)  # the final mark stops rather than pauses
         snaps = raw.snapshots
         if warmup == 0:
@@ -351,6 +420,7 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
         if len(snaps) < 2 + (0 if method == "replications" else 1):
             raise ValueError(f"the trace ended after {snaps[-1].completed} completed requests, "
                              f"before the warm-up ({warmup}) and two batches")
+        _check_growth(raw, snaps[0], snaps[-1], machine.n_threads)
         runs.append((raw, snaps))
     next(bar, None)
     return _collect(runs, method, seed, machine)
