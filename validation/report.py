@@ -33,8 +33,8 @@ import numpy as np
 from .compare import GridComparison, compare_grid
 from .targets import TargetResult, evaluate, grids, policy_ratios, targets_table
 
-__all__ = ["ValidationResults", "run_validation", "summary_markdown", "write_report",
-           "best_method"]
+__all__ = ["ValidationResults", "run_validation", "summary_markdown", "errors_table",
+           "write_report", "best_method"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,8 +177,19 @@ def run_validation(quick: bool = True, *, seed: int = 0, executor: Any = None,
 # text
 # ---------------------------------------------------------------------------
 
-def _errors_table(res: ValidationResults) -> Any:
-    """Per grid and method: mean / max |relative error| of the main measure."""
+def errors_table(res: ValidationResults) -> Any:
+    """Per grid and method: mean and max absolute relative error of the main measures.
+
+    Parameters
+    ----------
+    res : ValidationResults
+        From :func:`run_validation`.
+
+    Returns
+    -------
+    mva.table.Table
+        One row per grid, method and measure (``R``; also ``Q_o`` for INI).
+    """
     from mva.table import Table
     cols: dict[str, list[Any]] = {"grid": [], "method": [], "points": [], "measure": [],
                                   "mean_|rel|_%": [], "max_|rel|_%": [], "within_ci_%": []}
@@ -228,7 +239,7 @@ def summary_markdown(res: ValidationResults) -> str:
             f"{sum(len(g) for k, g in res.grids.items() if k != 'lopc/best')} comparisons "
             f"in {res.wall_time:.0f} s.\n")
     parts = [head, "## Accuracy targets\n\n" + targets_table(res.targets).render("md"),
-             "## Errors by grid and method\n\n" + _errors_table(res).render("md")]
+             "## Errors by grid and method\n\n" + errors_table(res).render("md")]
     return "\n\n".join(parts) + "\n"
 
 
