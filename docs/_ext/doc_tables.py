@@ -27,7 +27,8 @@ import shlex
 from typing import Any, Iterator, Mapping
 
 __all__ = ["resolve", "split_assignments", "split_formats", "rst_safe", "parse_derived", "model_table", "cli_parser",
-           "cli_help", "cli_output", "computed_tables", "directive_blocks", "SAFE_FUNCTIONS"]
+           "cli_help", "cli_output", "computed_tables", "reference_table_rst", "directive_blocks",
+           "SAFE_FUNCTIONS", "quick_validation"]
 
 
 def resolve(path: str) -> Any:
@@ -401,6 +402,53 @@ def cli_output(command: str) -> str:
     return text.rstrip("\n")
 
 
+#: bibliography labels of the reference tables' papers (``docs/guide/zz_bibliography.rst``)
+REFERENCE_CITATIONS = {"jiang97": "Jiang97", "pdq99": "PDQ", "falsafi97": "Falsafi97",
+                       "chong98": "Chong95", "layers": "Layers"}
+
+
+def reference_table_rst(table_id: str, bibliography: str = "") -> str:
+    """The reST of one bundled reference table (``.. reference-table::``).
+
+    Everything comes from :mod:`validation.reference`: the catalog entry
+    (:func:`~validation.reference.table_info`: source, caption, columns,
+    notes) and the data (:func:`~validation.reference.load_table`).
+    ``bibliography`` is the document path of the bibliography page; with it,
+    the source links to the paper's entry.
+
+    Examples
+    --------
+    >>> rst = reference_table_rst("jiang97_table_5_1")
+    >>> "2318" in rst and "Transcribed from" in rst
+    True
+    """
+    from mva.table import Table
+    from validation.reference import load_table, table_info
+
+    info = table_info(table_id)
+    label = REFERENCE_CITATIONS.get(info.paper)
+    cite = f" :doc:`[{label}] <{bibliography}>`" if bibliography and label else ""
+    caption = _RST_SPECIAL.sub(r"\\\1", info.caption)
+    lines = [f"* **Source:** {info.source}{cite}",
+             f"* **Table:** {info.table} -- *{caption}*",
+             f"* **Rows:** {info.row_count}",
+             f"* **Transcribed from:** ``{info.paper_file}``, lines "
+             f"{info.paper_lines[0]}-{info.paper_lines[1]}", ""]
+    cols = Table.from_records(
+        [{"column": f"``{c.name}``", "unit": c.unit or "--",
+          "description": f"{c.description.replace('*', chr(92) + '*')} ({c.kind})"}
+         for c in info.columns],
+        columns=["column", "unit", "description"])
+    lines += [".. list-table:: Columns", "   :header-rows: 1", "   :widths: 25 20 55", ""]
+    for row in [cols.columns, *zip(*(cols[c] for c in cols.columns))]:
+        lines += [f"   * - {row[0]}"] + [f"     - {v}" for v in row[1:]]
+    lines.append("")
+    if info.notes:
+        lines += ["Notes:", ""] + [f"* {n}" for n in info.notes] + [""]
+    lines += ["Data:", "", *rst_safe(load_table(table_id)).to_rst().splitlines(), ""]
+    return "\n".join(lines)
+
+
 def computed_tables(code: str, namespace: dict[str, Any] | None = None) -> list[Any]:
     """Run ``code``; its last statement must be an expression giving Table(s).
 
@@ -485,3 +533,21 @@ def directive_blocks(text: str, names: tuple[str, ...] | None = None) -> Iterato
         content = "\n".join(body[j:]).strip("\n")
         yield {"name": m["name"], "argument": m["arg"].strip(), "options": options,
                "content": content, "line": start + 1}
+
+
+_QUICK: dict[int, Any] = {}
+
+
+def quick_validation(seed: int = 0) -> Any:
+    """The quick model-against-simulator validation, run once per docs build.
+
+    Runs :func:`validation.report.run_validation` (``quick=True``; about a
+    minute on two cores) the first time a page asks for it and keeps the
+    result for the other tables of the build, so the accuracy figures in the
+    docs are always those of the code being documented.
+    """
+    if seed not in _QUICK:
+        from validation.report import run_validation
+
+        _QUICK[seed] = run_validation(quick=True, seed=seed, workers=2, progress=False)
+    return _QUICK[seed]

@@ -59,6 +59,11 @@ expression is an :class:`mva.table.Table` (or a list of them), and inserts
 the table(s); ``:caption:`` overrides the title, ``:show-code:`` also shows
 the code.
 
+``.. reference-table:: TABLE_ID`` inserts one of the papers' tables bundled
+with :mod:`validation.reference`: its catalog entry (source, caption, columns,
+notes) and its data, all read at build time; ``:bibliography:`` is the
+document path of the bibliography the source links to.
+
 ``.. cli-help:: [SUBCOMMAND ...]`` inserts ``smp-contention [SUBCOMMAND ...]
 --help`` as a literal block (nested subcommands allowed, e.g.
 ``.. cli-help:: layers fetch``).  ``:register: module:function`` documents a
@@ -142,6 +147,25 @@ class ComputedTable(SphinxDirective):
         return out
 
 
+class ReferenceTable(SphinxDirective):
+    """Insert a bundled reference table: catalog metadata, columns, notes and data."""
+
+    required_arguments = 1
+    has_content = False
+    option_spec = {"bibliography": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        try:
+            rst = doc_tables.reference_table_rst(self.arguments[0],
+                                                 self.options.get("bibliography", ""))
+        except Exception as exc:
+            return _error(self, exc)
+        body = StringList(rst.splitlines(), source=self.get_source_info()[0])
+        container = nodes.container(classes=["reference-table"])
+        self.state.nested_parse(body, self.content_offset, container)
+        return list(container.children)
+
+
 class CliHelp(SphinxDirective):
     """Insert ``smp-contention [SUBCOMMAND ...] --help`` as a literal block."""
 
@@ -192,6 +216,7 @@ def _plot_defaults(app: Any, config: Any) -> None:
 def setup(app: Any) -> dict[str, Any]:
     app.add_directive("model-table", ModelTable)
     app.add_directive("computed-table", ComputedTable)
+    app.add_directive("reference-table", ReferenceTable)
     app.add_directive("cli-help", CliHelp)
     app.add_directive("cli-output", CliOutput)
     try:
