@@ -6,12 +6,11 @@ Run::
 
 Two workloads:
 
-* a **simulator sweep** -- per-point, seeded replications of a CPU-bound
-  pure-Python closed queueing simulation defined below (labelled as such in
-  the output; the bundled simulator in ``validation`` had no single-run entry
-  point when this was written);
-* a **model sweep** -- a vectorised model evaluated in chunks: ``models.ini``
-  when present, else the machine-repairman MVA below.
+* a **simulator sweep** -- per-point, seeded replications of the bundled
+  simulator (``validation.simulate``) on the LoPC all-to-all machine over a
+  grid of processors and compute times;
+* a **model sweep** -- the INI thesis model (``models.ini.solve``), vectorised
+  and evaluated in chunks.
 
 Each is run serially and on a two-process pool (``mva.sweep`` with
 ``executor="process", workers=2``), plus serially with an SQLite store to show
@@ -23,7 +22,6 @@ figures depend on other work sharing the CPUs.
 from __future__ import annotations
 
 import argparse
-import heapq
 import math
 import os
 import sys
@@ -39,100 +37,17 @@ from mva.sweeps import sweep  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
-# fallback workloads (module level: picklable)
+# workloads (module level: picklable for the process pool)
 # ---------------------------------------------------------------------------
-def closed_queue_sim(N: int, Z: float, S: float, seed: int,
-                     events: int = 20000) -> dict[str, float]:
-    """Pure-Python event simulation of a closed network: N customers, think Z, FIFO server S.
+def lopc_sim(P: int, W: float, seed: int, cycles: int = 4000) -> dict[str, float]:
+    """One seeded run of the bundled simulator on the LoPC machine (o=100, L=50)."""
+    from models.lopc import LoPCParams
+    from validation import simulate
 
-    Exponential think and service times; a heap of (time, seq, kind) events.
-    Returns throughput X, mean response R and utilisation U.
-    """
-    rng = np.random.default_rng(seed)
-    think = rng.exponential(Z, events + N).tolist()
-    serve = rng.exponential(S, events + N).tolist()
-    ti = si = 0
-    heap: list[tuple[float, int, int]] = []
-    seq = 0
-    for _ in range(N):
-        heapq.heappush(heap, (think[ti], seq, 0))
-        ti += 1
-        seq += 1
-    queue: list[float] = []
-    busy = False
-    busy_time = 0.0
-    now = 0.0
-    done = 0
-    total_r = 0.0
-    last = 0.0
-    for _ in range(events):
-        now, _, kind = heapq.heappop(heap)
-        if busy:
-            busy_time += now - last
-        last = now
-        if kind == 0:  # arrival at the server
-            queue.append(now)
-            if not busy:
-                busy = True
-                heapq.heappush(heap, (now + serve[si], seq, 1))
-                si += 1
-                seq += 1
-        else:  # departure
-            arrived = queue.pop(0)
-            total_r += now - arrived
-            done += 1
-            heapq.heappush(heap, (now + think[ti], seq, 0))
-            ti += 1
-            seq += 1
-            if queue:
-                heapq.heappush(heap, (now + serve[si], seq, 1))
-                si += 1
-                seq += 1
-            else:
-                busy = False
-    return {"X": done / now, "R": total_r / max(done, 1), "U": busy_time / now}
-
-
-def repairman(N: Any, D: Any = 1.0, Z: Any = 4.0) -> dict[str, Any]:
-    """Exact MVA of the machine-repairman model, vectorised over the grid."""
-    N = np.asarray(N)
-    D = np.broadcast_to(np.asarray(D, dtype=float), N.shape)
-    Z = np.broadcast_to(np.asarray(Z, dtype=float), N.shape)
-    q = np.zeros(N.shape)
-    r = np.zeros(N.shape)
-    x = np.zeros(N.shape)
-    for n in range(1, int(np.max(N)) + 1):
-        act = N >= n
-        rn = D * (1.0 + q)
-        xn = n / (rn + Z)
-        r, x, q = np.where(act, rn, r), np.where(act, xn, x), np.where(act, xn * rn, q)
-    return {"X": x, "R": r, "Q": q}
-
-
-# ---------------------------------------------------------------------------
-def _simulator_status() -> str:
-    """Whether the bundled simulator offers a public single-run entry point yet."""
-    try:
-        import validation.sim as vs
-    except ImportError:
-        return "the bundled simulator (validation.sim) is not importable"
-    public = [n for n in getattr(vs, "__all__", []) if "simul" in n.lower() or "run" in n.lower()]
-    if not public:
-        return "the bundled simulator (validation.sim) has no public single-run entry point yet"
-    return f"validation.sim offers {', '.join(public)}, not yet driven by this benchmark"
-
-
-def _model() -> tuple[Callable[..., Any], dict[str, Any], str]:
-    try:
-        from models.ini import solve
-        solve(N=4, W=41789.0, o=742.0, O=2336.0)
-        grid = {"N": list(range(1, 33)), "W": np.linspace(5000, 80000, 40).tolist(),
-                "O": [500.0, 1000.0, 2336.0, 4000.0]}
-        return solve, {"grid": grid, "fixed": {"o": 742.0}}, "models.ini.solve (thesis method)"
-    except Exception:
-        grid = {"N": list(range(1, 65)), "Z": np.linspace(0, 20, 40).tolist(),
-                "D": [0.5, 1.0, 2.0, 4.0]}
-        return repairman, {"grid": grid, "fixed": {}}, "machine-repairman MVA (fallback)"
+    r = simulate(LoPCParams(P=int(P), W=float(W), o=100.0, L=50.0), cycles=cycles,
+                 seed=int(seed), progress=False)
+    return {"R": r.cycle_time.mean, "R_half_width": r.cycle_time.half_width,
+            "events": float(r.events)}
 
 
 def _rate(n: int, f: Callable[[], Any], repeat: int) -> tuple[float, Any]:
@@ -155,16 +70,14 @@ def main() -> None:
     print()
 
     # -- simulator sweep ---------------------------------------------------
-    print(f"simulator: {_simulator_status()};")
-    print("           benchmarking a CPU-bound pure-Python closed-queue event simulation "
-          "(closed_queue_sim, this script) instead")
-    sim = closed_queue_sim
-    events = 5000 if a.quick else 20000
-    grid = {"N": [2, 4, 8, 16], "Z": [5.0, 10.0], "S": [1.0]}
-    fixed = {"events": events}
-    label = f"pure-Python closed-queue simulation, {events} events/point"
-    reps = 2 if a.quick else 8
+    cycles = 1000 if a.quick else 4000
+    grid = {"P": [4, 8, 16], "W": [250.0, 1000.0]}
+    fixed = {"cycles": cycles}
+    label = f"validation.simulate on LoPC (o=100, L=50), {cycles} request cycles/point"
+    reps = 2 if a.quick else 6
     n_sim = reps * int(np.prod([len(v) for v in grid.values()]))
+    sim = lopc_sim
+    sim(P=4, W=250.0, seed=0, cycles=200)      # warm-up: imports, first-call costs
 
     def run_sim(**kw: Any) -> Any:
         return sweep(sim, grid, fixed=fixed, seed=1, replications=reps, progress=False, **kw)
@@ -182,7 +95,12 @@ def main() -> None:
     print()
 
     # -- model sweep ---------------------------------------------------------
-    model, spec, mlabel = _model()
+    from models.ini import solve as ini_solve
+    model = ini_solve
+    spec = {"grid": {"N": list(range(1, 33)), "W": np.linspace(5000, 80000, 40).tolist(),
+                     "O": [500.0, 1000.0, 2336.0, 4000.0]}, "fixed": {"o": 742.0}}
+    mlabel = "models.ini.solve (thesis method)"
+    model(N=[1.0, 2.0], W=41789.0, o=742.0, O=2336.0)   # warm-up: symbolic reduction, lambdify
     n_model = int(np.prod([len(v) for v in spec["grid"].values()]))
 
     def run_model(**kw: Any) -> Any:
