@@ -35,8 +35,9 @@ import numpy as np
 
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
                            check_positive, scalar_or_array)
+from mva.results import ResultMixin
 
-from .policy import POLICIES, PolicyParams, _ResultMixin
+from .policy import POLICIES, PolicyParams
 from .policy import solve as _solve_policy
 
 __all__ = [
@@ -87,7 +88,7 @@ def costup(p: Any, f: Any = DEFAULT_F) -> Any:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CostResult(_ResultMixin):
+class CostResult(ResultMixin):
     """Cost-performance over a range of processors per node (last axis: ``p``).
 
     Attributes
@@ -123,7 +124,7 @@ class CostResult(_ResultMixin):
 
 
 @dataclass(frozen=True, kw_only=True)
-class PolicyCostResult(_ResultMixin):
+class PolicyCostResult(ResultMixin):
     """Cost-performance of each policy against a uniprocessor node (Single).
 
     Attributes

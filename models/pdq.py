@@ -40,8 +40,7 @@ import numpy as np
 
 from mva._validate import (check_choice, check_integer, check_nonnegative,
                            check_positive, check_probability, scalar_or_array)
-
-from .policy import _ResultMixin
+from mva.results import ResultMixin
 
 __all__ = [
     "PDQParams",
@@ -320,7 +319,7 @@ def key_probabilities(n_keys: int, key_skew: float = 0.0) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
-class PDQResult(_ResultMixin):
+class PDQResult(ResultMixin):
     """Mean performance of one dispatch discipline (times in cycles).
 
     Values are NaN where ``saturated`` is true.
@@ -375,7 +374,7 @@ class PDQResult(_ResultMixin):
 
 
 @dataclass(frozen=True, kw_only=True)
-class PDQComparison(_ResultMixin):
+class PDQComparison(ResultMixin):
     """The three disciplines on the same parameters.
 
     Attributes

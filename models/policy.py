@@ -44,6 +44,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from mva.results import ResultMixin
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
                            check_positive, check_probability, scalar_or_array)
 
@@ -317,43 +318,9 @@ def preset(name: str, **overrides: Any) -> PolicyParams:
 # results
 # ---------------------------------------------------------------------------
 
-class _ResultMixin:
-    """``to_dict`` / ``to_frame`` for result dataclasses with array fields."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Fields as plain Python values (lists for arrays)."""
-        out: dict[str, Any] = {}
-        for f in fields(self):  # type: ignore[arg-type]
-            v = getattr(self, f.name)
-            if isinstance(v, _ResultMixin):
-                v = v.to_dict()
-            elif isinstance(v, np.ndarray):
-                v = v.tolist()
-            elif isinstance(v, np.generic):
-                v = v.item()
-            out[f.name] = v
-        return out
-
-    def to_frame(self) -> Any:
-        """The per-point fields as a :class:`pandas.DataFrame` (one row per grid point)."""
-        try:
-            import pandas as pd
-        except ImportError as exc:  # pragma: no cover - depends on environment
-            raise ImportError(f"{type(self).__name__}.to_frame() needs pandas: "
-                              "pip install pandas") from exc
-        cols: dict[str, np.ndarray] = {}
-        for f in fields(self):  # type: ignore[arg-type]
-            v = getattr(self, f.name)
-            if isinstance(v, _ResultMixin) or f.name in ("iterations", "residual", "method"):
-                continue
-            cols[f.name] = np.ravel(np.asarray(v))
-        n = max((len(v) for v in cols.values()), default=1)
-        return pd.DataFrame({k: (np.broadcast_to(v, (n,)) if len(v) == 1 else v)
-                             for k, v in cols.items() if len(v) in (1, n)})
-
 
 @dataclass(frozen=True, kw_only=True)
-class PolicyResult(_ResultMixin):
+class PolicyResult(ResultMixin):
     """Mean performance of one protocol-processing policy (times in cycles).
 
     Attributes
@@ -434,7 +401,7 @@ class PolicyResult(_ResultMixin):
 
 
 @dataclass(frozen=True, kw_only=True)
-class PolicyComparison(_ResultMixin):
+class PolicyComparison(ResultMixin):
     """Fixed, Floating and Single on the same parameters, and their ratios.
 
     Attributes
