@@ -609,7 +609,9 @@ def _spinlock(a: Mapping[str, np.ndarray]) -> PDQResult:
     fk = np.where(a["f_sequential"] < 1.0, a["fk"] / np.maximum(1.0 - a["f_sequential"], 1e-300),
                   0.0)
     vac = a["vac"]
-    slow = 1.0 / np.maximum(1.0 - vac, 1e-300)
+    # sequential vacations slow the pool by 1/(1 - vac); at vac >= 1 the point is
+    # saturated (flagged below, values NaN) and the factor is left at 1
+    slow = np.where(vac < 1.0, 1.0 / np.where(vac < 1.0, 1.0 - vac, 1.0), 1.0)
     # per-key spin: pi_i = r_i min(1, a - 1), r_i the lock's utilization;
     # wait for the holder and the spinners ahead: pi_i hold / (1 - pi_i)
     flat = np.stack([a["n_keys"].ravel(), a["key_skew"].ravel()], axis=1)
