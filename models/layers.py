@@ -39,6 +39,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from mva.open import mg1_wait
 from mva.results import ResultMixin
 from mva._validate import (as_float_array, check_choice, check_nonnegative, check_positive,
                            scalar_or_array)
@@ -49,7 +50,7 @@ __all__ = [
     "MessageCost", "FetchCost", "ContentionResult", "SpeedupResult",
     "comm_preset", "protocol_preset", "layer_settings",
     "message_cost", "block_fetch", "page_fetch", "fetch_contention", "speedup", "whatif",
-    "layered_whatif", "register_cli",
+    "layered_whatif", "equations", "register_cli",
 ]
 
 # ---------------------------------------------------------------------------
@@ -103,9 +104,6 @@ def _out(x: Any) -> Any:
     return scalar_or_array(np.asarray(x, dtype=float))
 
 
-
-
-
 def _mg1_wait(lam: np.ndarray, mean_s: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean M/G/1 waiting time and utilization from the engine.
 
@@ -116,28 +114,10 @@ def _mg1_wait(lam: np.ndarray, mean_s: np.ndarray, second: np.ndarray) -> tuple[
     with np.errstate(divide="ignore", invalid="ignore"):
         cs2 = np.where(mean_s > 0, second / np.where(mean_s > 0, mean_s, 1.0) ** 2 - 1.0, 0.0)
     cs2 = np.maximum(cs2, 0.0)
-    W = _engine_mg1_wait(lam, mean_s, cs2)
+    W = mg1_wait(lam, mean_s, cs2)
     W = np.where(lam * mean_s <= 0, 0.0, W)
     W = np.where(rho >= 1.0, np.nan, W)
     return W, rho
-
-
-def _engine_mg1_wait(lam: np.ndarray, s: np.ndarray, cs2: np.ndarray) -> np.ndarray:
-    """Mean M/G/1 wait from the engine's :func:`mva.open.mg1` (Pollaczek-Khinchine).
-
-    ``W = rho S (1 + cs2) / (2 (1 - rho))``; NaN where ``rho = lam * s >= 1``
-    (the caller flags saturation), 0 where there is no traffic.
-    """
-    from mva.open import mg1
-
-    lam, s, cs2 = np.broadcast_arrays(np.asarray(lam, dtype=float), np.asarray(s, dtype=float),
-                                      np.asarray(cs2, dtype=float))
-    rho = lam * s
-    ok = rho < 1.0
-    busy = ok & (s > 0) & (lam > 0)
-    W = np.asarray(mg1(np.where(busy, lam, 0.0), np.where(busy, s, 1.0),
-                       np.where(busy, np.maximum(cs2, 0.0), 0.0)).waiting_time, dtype=float)
-    return np.where(ok, np.where(busy, W, 0.0), np.nan)
 
 
 # ---------------------------------------------------------------------------
@@ -1329,6 +1309,72 @@ def layered_whatif(app: AppProfile, combinations: Sequence[str] = LAYER_COMBINAT
 # ---------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------
+
+
+def equations() -> dict[str, Any]:
+    """The layered model's key formulas as SymPy equations.
+
+    Returns
+    -------
+    dict of str to sympy.Eq
+        ``"n_p"`` packets of a message of size :math:`m` bytes;
+        ``"T"`` its one-way latency (pipelined over the five stages host
+        bus, sending NI, link, receiving NI, host bus; :math:`\\eta = 1` when
+        a handler runs at the receiver); ``"host"``, ``"NI"`` and
+        ``"bus"`` the per-resource occupancies of one message;
+        ``"RT_block"`` and ``"RT_page"`` the block-fetch and page-fetch
+        round trips in terms of the message latencies
+        (:math:`T_{req}`, :math:`T_{b}`, :math:`T_{page}`,
+        :math:`T_{diff}`; :math:`\\delta = [d > 0]`); ``"W"`` the M/G/1
+        (Pollaczek-Khinchine) wait of a resource with arrival rate
+        :math:`\\lambda` and service moments :math:`E[S]`, :math:`E[S^2]`;
+        ``"RT_c"`` the contended block-fetch round trip.
+
+    Notes
+    -----
+    These are exactly the expressions :func:`message_cost`,
+    :func:`block_fetch`, :func:`page_fetch` and :func:`fetch_contention`
+    evaluate (``tests/models/test_layers.py`` lambdifies them and compares).
+
+    References
+    ----------
+    .. [1] [003] Sections 3.1--3.3.
+
+    Examples
+    --------
+    >>> eqs = equations()
+    >>> list(eqs)
+    ['n_p', 'T', 'host', 'NI', 'bus', 'RT_block', 'RT_page', 'W', 'RT_c']
+    >>> sorted(map(str, eqs["W"].rhs.free_symbols))
+    ['E_S', 'E_S2', 'lambda']
+    """
+    import sympy as sp
+
+    S = sp.Symbol
+    pos = {"nonnegative": True}
+    m, Pmax, o_h, B, o_ns, o_nr, B_l, L, h, eta = (
+        S(n, **pos) for n in ("m", "P_max", "o_h", "B", "o_ns", "o_nr", "B_l", "L", "h", "eta"))
+    n_p, T = S("n_p", positive=True), S("T")
+    pk = m / n_p
+    stages = [pk / B, o_ns, pk / B_l, o_nr, pk / B]
+    H0, c_prot, c_cmp, c_dw, c_app, w, d, delta = (
+        S(n, **pos) for n in ("H_0", "c_prot", "c_cmp", "c_dw", "c_app", "w", "d", "delta"))
+    T_req, T_b, T_page, T_diff = (S(n) for n in ("T_req", "T_b", "T_page", "T_diff"))
+    lam, ES, ES2 = S("lambda", **pos), S("E_S", **pos), S("E_S2", **pos)
+    W_ni, W_bus, W_host, RT0 = (S(n) for n in ("W_NI", "W_bus", "W_host", "RT_0"))
+    Eq = lambda a, b: sp.Eq(a, b, evaluate=False)  # noqa: E731
+    return {
+        "n_p": Eq(n_p, sp.Max(1, sp.ceiling(m / Pmax))),
+        "T": Eq(T, o_h + sp.Add(*stages) + (n_p - 1) * sp.Max(*stages[:4]) + L + eta * h),
+        "host": Eq(S("s_host"), o_h + eta * h),
+        "NI": Eq(S("s_NI"), n_p * (o_ns + o_nr)),
+        "bus": Eq(S("s_bus"), 2 * m / B),
+        "RT_block": Eq(S("RT_block"), T_req + H0 + T_b),
+        "RT_page": Eq(S("RT_page"), T_req + H0 + T_page + c_prot
+                      + delta * (c_cmp * w + c_dw * d + T_diff + H0 + c_app * d)),
+        "W": Eq(S("W"), lam * ES2 / (2 * (1 - lam * ES))),
+        "RT_c": Eq(S("RT_c"), RT0 + 4 * W_ni + 4 * W_bus + W_host),
+    }
 
 
 def _cli_presets(args: argparse.Namespace) -> Any:

@@ -36,6 +36,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from mva.open import mg1_wait
 from mva.results import ResultMixin
 from mva._validate import (as_float_array, check_choice, check_nonnegative, check_positive,
                            check_probability, scalar_or_array)
@@ -44,7 +45,7 @@ __all__ = [
     "MECHANISMS", "REGIONS", "MACHINES", "ALEWIFE_MISS_PENALTIES",
     "Machine", "MissPenalty", "MechanismParams", "MechanismResult", "CrossoverResult",
     "machine", "solve", "compare", "crossover_bandwidth", "crossover_latency",
-    "machine_data", "machine_table", "miss_penalty_table", "sweep", "register_cli",
+    "machine_data", "machine_table", "miss_penalty_table", "sweep", "equations", "register_cli",
 ]
 
 #: Mechanisms of [002] Section 3.2.
@@ -64,9 +65,6 @@ def _mech(name: str) -> str:
 
 def _out(x: Any) -> Any:
     return scalar_or_array(np.asarray(x, dtype=float))
-
-
-
 
 
 # ---------------------------------------------------------------------------
@@ -510,24 +508,6 @@ class MechanismParams:
 # ---------------------------------------------------------------------------
 
 
-def _mg1_wait(lam: np.ndarray, s: np.ndarray, cs2: np.ndarray) -> np.ndarray:
-    """Mean M/G/1 wait from the engine's :func:`mva.open.mg1` (Pollaczek-Khinchine).
-
-    ``W = rho S (1 + cs2) / (2 (1 - rho))``; NaN where ``rho = lam * s >= 1``
-    (the caller flags saturation), 0 where there is no traffic.
-    """
-    from mva.open import mg1
-
-    lam, s, cs2 = np.broadcast_arrays(np.asarray(lam, dtype=float), np.asarray(s, dtype=float),
-                                      np.asarray(cs2, dtype=float))
-    rho = lam * s
-    ok = rho < 1.0
-    busy = ok & (s > 0) & (lam > 0)
-    W = np.asarray(mg1(np.where(busy, lam, 0.0), np.where(busy, s, 1.0),
-                       np.where(busy, np.maximum(cs2, 0.0), 0.0)).waiting_time, dtype=float)
-    return np.where(ok, np.where(busy, W, 0.0), np.nan)
-
-
 def _spec(p: dict[str, np.ndarray], mech: str) -> dict[str, Any]:
     """Traffic per value and processor base time of a mechanism."""
     h, vb = p["header_bytes"], p["value_bytes"]
@@ -591,7 +571,7 @@ def _wait(p: dict[str, np.ndarray], spec: dict[str, Any], T: np.ndarray) -> tupl
     with np.errstate(divide="ignore", invalid="ignore"):
         mean_s = np.where(lam > 0, m1 / np.where(lam > 0, lam, 1.0), 0.0)
         cs2 = np.where(mean_s > 0, (m2 / np.where(lam > 0, lam, 1.0)) / np.where(mean_s > 0, mean_s, 1.0) ** 2 - 1.0, 0.0)
-    W = _mg1_wait(np.asarray(lam), mean_s, np.maximum(cs2, 0.0))
+    W = mg1_wait(np.asarray(lam), mean_s, np.maximum(cs2, 0.0))
     return np.where(m1 <= 0, 0.0, W), m1
 
 
@@ -1013,6 +993,77 @@ def sweep(params: MechanismParams | None = None, *, bandwidth: Any = (1, 2, 4, 8
 # ---------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------
+
+
+def equations() -> dict[str, Any]:
+    """The mechanisms model's key formulas as SymPy equations.
+
+    Returns
+    -------
+    dict of str to sympy.Eq
+        ``"t_s"`` one-way time of a message of :math:`s` bytes with mean
+        bisection wait :math:`W`; ``"T_sm"`` shared-memory time per value;
+        ``"T_mp"`` message-passing time per value (interrupt or polling,
+        handler overhead :math:`o_m`, :math:`k` values per message, slack
+        :math:`\\sigma`); ``"lambda_sm"``/``"lambda_mp"`` message rate per
+        bisection channel at time per value :math:`T`; ``"rho_sm"``,
+        ``"rho_mp"`` channel utilization; ``"W_sm"``, ``"W_mp"`` the M/G/1
+        (Pollaczek-Khinchine) wait per crossing message.  The time per value
+        is the root of :math:`T = T_{sm}(W_{sm}(T))` (resp. ``mp``).
+
+    Notes
+    -----
+    A channel carries :math:`B/c` bytes per cycle, so a message of
+    :math:`s` bytes occupies it :math:`s c / B` cycles.  Shared memory
+    sends :math:`M - 1` header-only messages and one carrying a line per
+    value; message passing sends :math:`1/k` messages of :math:`h + k v`
+    bytes.  These are the expressions :func:`solve` evaluates
+    (``tests/models/test_mechanisms.py`` lambdifies them and compares).
+
+    References
+    ----------
+    .. [1] [002] Sections 2 and 3.
+
+    Examples
+    --------
+    >>> list(equations())
+    ['t_s', 'T_sm', 'T_mp', 'lambda_sm', 'rho_sm', 'W_sm', 'lambda_mp', 'rho_mp', 'W_mp']
+    """
+    import sympy as sp
+
+    def S(n: str) -> Any:
+        return sp.Symbol(n, nonnegative=True)
+
+    l, s_ref, c, B, f, W, T = (S(n) for n in ("l", "s_ref", "c", "B", "f", "W", "T"))
+    h, b, r, o_sm, w, P, M = (S(n) for n in ("h", "b", "r", "o_sm", "w", "P", "M"))
+    k, v, o_m, sigma = (S(n) for n in ("k", "v", "o_m", "sigma"))
+    s = S("s")
+
+    def t(size: Any) -> Any:
+        return l + sp.Max(0, size - s_ref) * c / B + f * W
+
+    Eq = lambda a, e: sp.Eq(a, e, evaluate=False)  # noqa: E731
+
+    def mg1(classes: list[tuple[Any, Any]]) -> tuple[Any, Any, Any]:
+        rate = P * f / (T * c)
+        lam = sum(rate * n for n, _ in classes)
+        rho = sum(rate * n * size * c / B for n, size in classes)
+        m2 = sum(rate * n * (size * c / B) ** 2 for n, size in classes)
+        return sp.cancel(lam), sp.cancel(rho), sp.factor(sp.cancel(m2 / (2 * (1 - rho))))
+
+    lam_sm, rho_sm, W_sm = mg1([(M - 1, h), (1, h + b)])
+    lam_mp, rho_mp, W_mp = mg1([(1 / k, h + k * v)])
+    return {
+        "t_s": Eq(sp.Symbol("t_s"), t(s)),
+        "T_sm": Eq(sp.Symbol("T_sm"), w + t(h + b) + (2 * r - 1) * t(h) + r * o_sm),
+        "T_mp": Eq(sp.Symbol("T_mp"), w + o_m / k + sp.Max(0, t(h + k * v) - sigma) / k),
+        "lambda_sm": Eq(sp.Symbol("lambda_sm"), lam_sm),
+        "rho_sm": Eq(sp.Symbol("rho_sm"), rho_sm),
+        "W_sm": Eq(sp.Symbol("W_sm"), W_sm),
+        "lambda_mp": Eq(sp.Symbol("lambda_mp"), lam_mp),
+        "rho_mp": Eq(sp.Symbol("rho_mp"), rho_mp),
+        "W_mp": Eq(sp.Symbol("W_mp"), W_mp),
+    }
 
 
 def _mech_list(text: str) -> list[str]:

@@ -59,6 +59,7 @@ _EXPORTS: dict[str, str] = {
     "mm1": "open",
     "mmc": "open",
     "mg1": "open",
+    "mg1_wait": "open",
     "erlang_c": "open",
     "OpenNetwork": "open",
     "OpenNetworkResult": "open",

@@ -38,7 +38,7 @@ from ._validate import (check_choice, check_integer, check_nonnegative, check_po
 from .errors import SaturationError
 from .network import visit_ratios
 
-__all__ = ["OpenQueueResult", "mm1", "mmc", "mg1", "erlang_c", "OpenNetwork",
+__all__ = ["OpenQueueResult", "mm1", "mmc", "mg1", "mg1_wait", "erlang_c", "OpenNetwork",
            "OpenNetworkResult", "solve_open"]
 
 
@@ -284,6 +284,46 @@ def mg1(arrival_rate: Any, service_time: Any, cs2: Any = 1.0) -> OpenQueueResult
     _saturated("M/G/1", rho)
     W = rho * S * (1.0 + c2) / (2.0 * (1.0 - rho))
     return _result("M/G/1", lam, rho, S, W, rho)
+
+
+def mg1_wait(arrival_rate: Any, service_time: Any, cs2: Any = 1.0) -> np.ndarray:
+    """M/G/1 mean waiting time over a grid that may contain saturated points.
+
+    For models that evaluate many points at once and flag saturation in their
+    own results (naming the bottleneck): the waiting time of :func:`mg1`
+    where ``rho = lambda S < 1``, ``NaN`` where ``rho >= 1``, and ``0`` where
+    there is no traffic or no service time.  Use :func:`mg1` when a saturated
+    queue should raise.
+
+    Parameters
+    ----------
+    arrival_rate, service_time, cs2 : float or array_like
+        As for :func:`mg1`, except that ``service_time`` may be 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        Mean waiting time (time units), broadcast shape of the inputs.
+
+    Notes
+    -----
+    ``W = rho S (1 + cs2) / (2 (1 - rho))`` (Pollaczek-Khinchine).
+
+    Examples
+    --------
+    >>> mg1_wait([0.5, 1.5, 0.0], 1.0, 0.0).tolist()
+    [0.5, nan, 0.0]
+    """
+    lam = check_nonnegative("arrival_rate", arrival_rate)
+    S = check_nonnegative("service_time", service_time)
+    c2 = check_nonnegative("cs2", cs2)
+    lam, S, c2 = np.broadcast_arrays(lam, S, c2)
+    rho = lam * S
+    ok = rho < 1.0
+    busy = ok & (S > 0) & (lam > 0)
+    W = np.asarray(mg1(np.where(busy, lam, 0.0), np.where(busy, S, 1.0),
+                       np.where(busy, c2, 0.0)).waiting_time, dtype=float)
+    return np.where(ok, np.where(busy, W, 0.0), np.nan)
 
 
 # ----------------------------------------------------------------------
