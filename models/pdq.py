@@ -57,6 +57,7 @@ __all__ = [
     "key_probabilities",
     "solve",
     "compare",
+    "equations",
     "register_cli",
 ]
 
@@ -752,6 +753,61 @@ def compare(params: PDQParams) -> PDQComparison:
 # ---------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------
+
+def equations() -> dict[str, Any]:
+    """Key formulas of the PDQ model as SymPy equations (uniform keys, no sequential handlers).
+
+    Returns
+    -------
+    dict of str to sympy.Eq
+        ``"C_n"`` probability that a keyed arrival shares its key with one of
+        :math:`n` running handlers (:math:`K` equally likely keys, keyed
+        fraction :math:`f_k`); ``"pi_lock"`` probability that a keyed
+        handler finds its lock held (spin-lock discipline, :math:`a`
+        processors, lock holding time :math:`S_p + o_l`); ``"s_spin"`` the
+        mean spin per keyed handler; ``"R_spin"`` the spin-lock response
+        time given the pool's M/M/a wait :math:`W_q`; ``"lambda_j"`` and
+        ``"R_part"`` the arrival rate and M/G/1 (Pollaczek-Khinchine)
+        response time of one of :math:`k` partitioned queues (:math:`K`
+        a multiple of :math:`k`, :math:`a = k`).
+
+    Notes
+    -----
+    For skewed keys the code sums the same terms over the key
+    probabilities :math:`p_i` (:math:`1/K` here).  These are the
+    expressions :func:`solve` evaluates (``tests/models/test_pdq.py``
+    lambdifies them and compares).
+
+    References
+    ----------
+    .. [1] [001] Sections 3 and 4.
+
+    Examples
+    --------
+    >>> list(equations())
+    ['C_n', 'pi_lock', 's_spin', 'R_spin', 'lambda_j', 'R_part']
+    """
+    import sympy as sp
+
+    def S(n: str) -> Any:
+        return sp.Symbol(n, nonnegative=True)
+
+    n, K, fk, lam, Sp, o_l, a, c2, Wq, k = (
+        S(x) for x in ("n", "K", "f_k", "lambda", "S_p", "o_l", "a", "c_s^2", "W_q", "k"))
+    Eq = lambda l, r: sp.Eq(l, r, evaluate=False)  # noqa: E731
+    hold = Sp + o_l
+    pi = lam * fk * hold * sp.Min(1, a - 1) / K
+    pi_s, spin_s, lam_j = sp.Symbol("pi_lock"), sp.Symbol("s_spin"), sp.Symbol("lambda_j")
+    return {
+        "C_n": Eq(sp.Symbol("C_n"), 1 - (1 - fk / K) ** n),
+        "pi_lock": Eq(pi_s, pi),
+        "s_spin": Eq(spin_s, pi_s * hold / (1 - pi_s)),
+        "R_spin": Eq(sp.Symbol("R_spin"), fk * hold + (1 - fk) * Sp + Wq * (1 + c2) / 2
+                     + fk * spin_s),
+        "lambda_j": Eq(lam_j, lam / k),
+        "R_part": Eq(sp.Symbol("R_part"), Sp + lam_j * Sp ** 2 * (1 + c2) / (2 * (1 - lam_j * Sp))),
+    }
+
 
 def register_cli(subparsers: Any) -> None:
     """Add the ``pdq`` subcommand (``smp-contention pdq --preset hurricane-1 --k 1,2,4``)."""

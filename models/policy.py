@@ -64,6 +64,7 @@ __all__ = [
     "solve",
     "compare",
     "whatif_table",
+    "equations",
     "register_cli",
 ]
 
@@ -609,6 +610,12 @@ def _network_point(v: Mapping[str, float], policy: str, method: str, tol: float,
         if hi <= 0.0:
             P_int = 0.0
         elif f(hi) >= 0.0:
+            # The implied probability does not decrease here.  It is not monotone
+            # in general and can have several roots; [hi, 1] may hold a spurious
+            # one (0.32 at U = 0.001 where the simulator sees no interrupts), so
+            # the model keeps hi, which is not an exact fixed point in this case
+            # (single, p = 2, U = 0.5: 5/12 against a root of 0.459; simulator
+            # 0.49).  A known limitation, see docs/models/policy.rst.
             P_int = hi
         else:
             P_int, info = brentq(f, 0.0, hi, xtol=tol, rtol=4 * np.finfo(float).eps,
@@ -872,6 +879,63 @@ def whatif_table(p: Any = (2, 4), U: Any = (0.3, 0.7)) -> Any:
 
 _CLI_FIELDS = ("p", "U", "C", "o_req", "o_reply", "o_resp", "L", "O_int", "o_direct",
                "o_indirect", "t_transfer", "o_dispatch", "t_extra", "handler_cs2", "nodes")
+
+
+def equations() -> dict[str, Any]:
+    """The closed-network cycle equations and the interrupt probability as SymPy equations.
+
+    Returns
+    -------
+    dict of str to sympy.Eq
+        ``"R_w"`` the computation residence (computation :math:`C` plus the
+        interrupts it suffers, BKT-style: the interrupted processor runs the
+        interrupt :math:`O_{int}` and the reply handler :math:`s_y` while
+        its computation is suspended); ``"s_y_eff"`` the reply handler's
+        effective service time; ``"Z"`` the chain's think time;
+        ``"R"`` the cycle time and ``"X"`` the node throughput
+        (:math:`n_c` threads per node; :math:`\\phi = 1` under Fixed,
+        where :math:`P_{int} = 0`); ``"q"`` the probability that a local
+        thread computes given the server is empty, ``"P_all"`` that all
+        :math:`p` local threads compute, and ``"P_int"`` the interrupt
+        probability (:math:`B` the utilization of the node's server seen by
+        an arriving remote reply, arrival theorem).
+
+    Notes
+    -----
+    The residences :math:`R_q`, :math:`R_y`, :math:`R_r` at the protocol
+    servers come from the :mod:`mva` engine; :math:`P_{int}` is the root of
+    ``"P_int"`` (Brent).  ``tests/models/test_policy.py`` lambdifies these
+    equations and checks them against :func:`solve`.
+
+    References
+    ----------
+    .. [1] B. Falsafi and D. A. Wood, HPCA 1997 (paper 000), sections 3 to 5.
+
+    Examples
+    --------
+    >>> list(equations())
+    ['R_w', 's_y_eff', 'Z', 'R', 'X', 'q', 'P_all', 'P_int']
+    """
+    import sympy as sp
+
+    def S(n: str) -> Any:
+        return sp.Symbol(n, nonnegative=True)
+
+    C, P_int, O, s_y, L, t_x, t_tr, phi = (
+        S(n) for n in ("C", "P_int", "O_int", "s_y", "L", "t_extra", "t_transfer", "phi"))
+    R_q, R_y, R_r, n_c, p, B = (S(n) for n in ("R_q", "R_y", "R_r", "n_c", "p", "B"))
+    R_w, Z, R, q, P_all = (S(n) for n in ("R_w", "Z", "R", "q", "P_all"))
+    Eq = lambda a, b: sp.Eq(a, b, evaluate=False)  # noqa: E731
+    return {
+        "R_w": Eq(R_w, C + P_int * (O + s_y)),
+        "s_y_eff": Eq(sp.Symbol("s_y^eff"), s_y + P_int * O),
+        "Z": Eq(Z, R_w + 2 * L + t_x + phi * t_tr),
+        "R": Eq(R, Z + R_q + R_y + R_r),
+        "X": Eq(sp.Symbol("X"), n_c / R),
+        "q": Eq(q, R_w / (R_w + 2 * L + t_x + R_y)),
+        "P_all": Eq(P_all, q ** p),
+        "P_int": Eq(P_int, (1 - sp.Min(B, 1)) * P_all),
+    }
 
 
 def register_cli(subparsers: Any) -> None:

@@ -28,7 +28,7 @@ from typing import Any, Iterator, Mapping
 
 __all__ = ["resolve", "split_assignments", "split_formats", "rst_safe", "parse_derived", "model_table", "cli_parser",
            "cli_help", "cli_output", "computed_tables", "reference_table_rst", "directive_blocks",
-           "SAFE_FUNCTIONS", "quick_validation"]
+           "SAFE_FUNCTIONS", "quick_validation", "sympy_equations_rst"]
 
 
 def resolve(path: str) -> Any:
@@ -446,6 +446,26 @@ def reference_table_rst(table_id: str, bibliography: str = "") -> str:
     if info.notes:
         lines += ["Notes:", ""] + [f"* {n}" for n in info.notes] + [""]
     lines += ["Data:", "", *rst_safe(load_table(table_id)).to_rst().splitlines(), ""]
+    return "\n".join(lines)
+
+
+def sympy_equations_rst(target: str) -> str:
+    """reST ``.. math::`` blocks for the SymPy equations returned by ``target()``.
+
+    ``target`` is a dotted path to a function returning a
+    :class:`mva.symbolic.EquationSystem` or a mapping of label to
+    :class:`sympy.Eq`; each equation becomes one labelled math block
+    (``.. sympy-equations::``).
+    """
+    from mva.symbolic import to_latex
+
+    result = resolve(target)()
+    eqs = getattr(result, "equations", result)
+    if not eqs:
+        raise ValueError(f"{target}() returned no equations")
+    lines: list[str] = []
+    for label, eq in eqs.items():
+        lines += [f"``{label}``", "", ".. math::", "", f"    {to_latex(eq)}", ""]
     return "\n".join(lines)
 
 

@@ -64,6 +64,11 @@ with :mod:`validation.reference`: its catalog entry (source, caption, columns,
 notes) and its data, all read at build time; ``:bibliography:`` is the
 document path of the bibliography the source links to.
 
+``.. sympy-equations:: models.layers.equations`` calls the function (which
+returns an :class:`mva.symbolic.EquationSystem` or a mapping of label to
+:class:`sympy.Eq`) and inserts one labelled ``.. math::`` block per
+equation, rendered with :func:`sympy.latex`.
+
 ``.. cli-help:: [SUBCOMMAND ...]`` inserts ``smp-contention [SUBCOMMAND ...]
 --help`` as a literal block (nested subcommands allowed, e.g.
 ``.. cli-help:: layers fetch``).  ``:register: module:function`` documents a
@@ -166,6 +171,23 @@ class ReferenceTable(SphinxDirective):
         return list(container.children)
 
 
+class SympyEquations(SphinxDirective):
+    """Insert the SymPy equations returned by a function as math blocks."""
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        try:
+            rst = doc_tables.sympy_equations_rst(self.arguments[0])
+        except Exception as exc:
+            return _error(self, exc)
+        body = StringList(rst.splitlines(), source=self.get_source_info()[0])
+        container = nodes.container(classes=["sympy-equations"])
+        self.state.nested_parse(body, self.content_offset, container)
+        return list(container.children)
+
+
 class CliHelp(SphinxDirective):
     """Insert ``smp-contention [SUBCOMMAND ...] --help`` as a literal block."""
 
@@ -217,6 +239,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_directive("model-table", ModelTable)
     app.add_directive("computed-table", ComputedTable)
     app.add_directive("reference-table", ReferenceTable)
+    app.add_directive("sympy-equations", SympyEquations)
     app.add_directive("cli-help", CliHelp)
     app.add_directive("cli-output", CliOutput)
     try:

@@ -350,3 +350,75 @@ def test_cli_tables():
     out = _cli(["layers", "contention", "--rate", "3e-4"])
     assert "ni" in out
     assert "10000" in _cli(["layers", "presets"])
+
+
+# ---------------------------------------------------------------------------
+# equations(): the rendered SymPy formulas are the ones the code computes
+# ---------------------------------------------------------------------------
+
+
+def test_equations_match_numeric_implementation():
+    import sympy as sp
+
+    from mva.symbolic import lambdify
+
+    eqs = ly.equations()
+    sym = {s.name: s for e in eqs.values() for s in e.free_symbols}
+
+    def f(name, names):
+        return lambdify([sym[n] for n in names], eqs[name].rhs)
+
+    comm_names = ["m", "P_max", "o_h", "B", "o_ns", "o_nr", "B_l", "L", "h", "eta"]
+    n_p = f("n_p", ["m", "P_max"])
+    T = lambdify([sym[n] for n in comm_names],
+                 eqs["T"].rhs.subs(sym["n_p"], eqs["n_p"].rhs))
+    occ = {k: f(k, sorted(s.name for s in eqs[k].rhs.free_symbols)) for k in ("host", "NI", "bus")}
+
+    def t(c, m, handler):
+        return float(T(m, c.max_packet, c.host_overhead, c.io_bus_bandwidth, c.ni_occupancy,
+                       c.ni_recv_occupancy, c.link_bandwidth, c.link_latency,
+                       c.message_handling, float(handler)))
+
+    for code in ("A", "B", "real"):
+        c = comm_preset(code)
+        for m in (16.0, 64.0, 4096.0, 10000.0):
+            for handler in (True, False):
+                mc = ly.message_cost(c, m, handler=handler)
+                assert t(c, m, handler) == pytest.approx(mc.latency, rel=1e-9)
+                np_ = float(n_p(m, c.max_packet))
+                vals = {"m": m, "o_h": c.host_overhead, "h": c.message_handling,
+                        "eta": float(handler), "n_p": np_, "o_ns": c.ni_occupancy,
+                        "o_nr": c.ni_recv_occupancy, "B": c.io_bus_bandwidth}
+                d = ly._message(c, m, handler)
+                for k, key in (("host", "host"), ("NI", "ni"), ("bus", "io_bus")):
+                    names = sorted(s.name for s in eqs[k].rhs.free_symbols)
+                    got = float(occ[k](*(vals[n] for n in names)))
+                    assert got == pytest.approx(float(d[key]), rel=1e-9)
+
+    rt_block = f("RT_block", ["T_req", "H_0", "T_b"])
+    rt_page = f("RT_page", ["T_req", "H_0", "T_page", "c_prot", "delta", "c_cmp", "w", "c_dw",
+                            "d", "T_diff", "c_app"])
+    for cc, pc in (("A", "O"), ("B", "B"), ("real", "O")):
+        c, p = comm_preset(cc), ly.protocol_preset(pc)
+        for b in (64.0, 1024.0):
+            got = rt_block(t(c, 16.0, True), p.handler_base, t(c, b, False))
+            assert float(got) == pytest.approx(block_fetch(c, p, b).round_trip, rel=1e-9)
+        for dw in (0.0, 64.0, 500.0):
+            got = rt_page(t(c, 16.0, True), p.handler_base, t(c, p.page_bytes, False),
+                          p.page_protection, float(dw > 0), p.diff_compare, p.page_words,
+                          p.diff_word, dw, t(c, dw * p.word_bytes + 16.0, True), p.diff_apply)
+            assert float(got) == pytest.approx(ly.page_fetch(c, p, diff_words=dw).round_trip,
+                                               rel=1e-9)
+
+    W = f("W", ["lambda", "E_S", "E_S2"])
+    rt_c = f("RT_c", ["RT_0", "W_NI", "W_bus", "W_host"])
+    for lam, s, s2 in ((1e-4, 1000.0, 2e6), (5e-4, 800.0, 1.5e6), (0.01, 10.0, 100.0)):
+        got = float(W(lam, s, s2))
+        want = float(ly._mg1_wait(np.asarray(lam), np.asarray(s), np.asarray(s2))[0])
+        assert got == pytest.approx(want, rel=1e-9)
+    for rate in (1e-5, 5e-5, 1e-4):
+        r = ly.fetch_contention("A", "O", rate, kind="block", block_size=64)
+        got = float(rt_c(r.uncontended, r.wait_ni, r.wait_io_bus, r.wait_host))
+        assert got == pytest.approx(r.round_trip, rel=1e-9)
+        assert r.round_trip > r.uncontended
+    assert isinstance(eqs["T"], sp.Eq)

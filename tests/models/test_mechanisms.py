@@ -309,3 +309,45 @@ def test_cli():
     out = _cli(["mechanisms", "crossover", "--latency", "15", "--bandwidth", "18"])
     assert "shared_memory" in out
     assert "707" in _cli(["mechanisms", "alewife"])
+
+
+# ---------------------------------------------------------------------------
+# equations(): the rendered SymPy formulas are the ones the code computes
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("overrides", [{}, {"bisection_bandwidth": 2.0, "latency": 40.0},
+                                       {"bisection_bandwidth": 1.0, "compute": 50.0,
+                                        "values_per_message": 4.0}])
+def test_equations_match_numeric_implementation(overrides):
+    from mva.symbolic import lambdify
+
+    from models import mechanisms as mech
+
+    eqs = mech.equations()
+    prm = mech.MechanismParams(**overrides)
+    vals = {"l": prm.latency, "s_ref": prm.ref_bytes, "c": prm.channels,
+            "B": prm.bisection_bandwidth, "f": prm.cross_fraction, "h": prm.header_bytes,
+            "b": prm.line_bytes, "r": prm.sm_round_trips, "o_sm": prm.sm_occupancy,
+            "w": prm.compute, "P": prm.processors, "M": prm.sm_messages,
+            "k": prm.values_per_message, "v": prm.value_bytes,
+            "sigma": prm.compute if prm.slack is None else prm.slack}
+
+    def ev(name, **extra):
+        e = eqs[name].rhs
+        syms = sorted(e.free_symbols, key=lambda x: x.name)
+        env = {**vals, **extra}
+        return float(lambdify(syms, e)(*(env[x.name] for x in syms)))
+
+    sm = mech.solve(prm, "shared_memory")
+    T, W = float(sm.time_per_value), float(sm.wait)
+    assert W > 0
+    assert ev("T_sm", W=W) == pytest.approx(T, rel=1e-9)
+    assert ev("W_sm", T=T) == pytest.approx(W, rel=1e-9)
+    assert ev("rho_sm", T=T) == pytest.approx(float(sm.utilization), rel=1e-9)
+    for m, over in (("interrupt", prm.interrupt_overhead), ("polling", prm.polling_overhead)):
+        r = mech.solve(prm, m)
+        T, W = float(r.time_per_value), float(r.wait)
+        assert ev("T_mp", W=W, o_m=over) == pytest.approx(T, rel=1e-9)
+        assert ev("W_mp", T=T) == pytest.approx(W, rel=1e-9)
+        assert ev("rho_mp", T=T) == pytest.approx(float(r.utilization), rel=1e-9)

@@ -235,3 +235,54 @@ def test_grid_point_independent_of_its_neighbours():
                                    key_skew=np.array([1.0, 1.5, 0.0]))).shared
     assert mixed.conflict_probability[0] == pytest.approx(alone.conflict_probability, rel=1e-12)
     assert mixed.response_time[0] == pytest.approx(alone.response_time, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# equations(): the rendered SymPy formulas are the ones the code computes
+# ---------------------------------------------------------------------------
+
+
+def _sym_eval(eqs, name, env):
+    from mva.symbolic import lambdify
+
+    e = eqs[name].rhs
+    syms = sorted(e.free_symbols, key=lambda x: x.name)
+    return float(lambdify(syms, e)(*(env[x.name] for x in syms)))
+
+
+@pytest.mark.parametrize("K,fk,fns", [(64, 1.0, 0.0), (16, 0.7, 0.3), (5, 0.4, 0.1)])
+def test_equations_conflict_probability(K, fk, fns):
+    from models import pdq
+
+    eqs = pdq.equations()
+    D, C, pmax, inv = pdq._key_sums(np.array([float(K)]), np.array([0.0]), np.array([fk]),
+                                    np.array([fns]), 12)
+    for n in (1, 3, 12):
+        got = _sym_eval(eqs, "C_n", {"n": n, "K": K, "f_k": fk})
+        assert got == pytest.approx(C[inv[0], n], rel=1e-9)
+        assert 0.0 < got < 1.0
+
+
+@pytest.mark.parametrize("k,load,S,cs2,K,fns,o_lock", [(2, 0.5, 100.0, 1.0, 64, 0.0, 70.0),
+                                                      (4, 0.4, 250.0, 0.5, 32, 0.25, 30.0),
+                                                      (8, 0.3, 40.0, 2.0, 16, 0.1, 10.0)])
+def test_equations_match_numeric_implementation(k, load, S, cs2, K, fns, o_lock):
+    from models import pdq
+
+    eqs = pdq.equations()
+    prm = PDQParams(k=k, load=load, S=S, cs2=cs2, n_keys=K, f_nosync=fns, o_lock=o_lock)
+    lam, fk = float(prm.rate), 1.0 - fns
+    env = {"lambda": lam, "f_k": fk, "S_p": S, "o_l": o_lock, "a": float(k), "K": float(K),
+           "c_s^2": cs2, "k": float(k)}
+    sp_res = solve(prm, "spinlock")
+    pi = _sym_eval(eqs, "pi_lock", env)
+    assert pi == pytest.approx(sp_res.conflict_probability, rel=1e-9)
+    spin = _sym_eval(eqs, "s_spin", {**env, "pi_lock": pi})
+    Sbar = fk * (S + o_lock + spin) + (1 - fk) * S
+    Wq = float(mmc(lam, Sbar, k).waiting_time)
+    R = _sym_eval(eqs, "R_spin", {**env, "s_spin": spin, "W_q": Wq})
+    assert R == pytest.approx(sp_res.response_time, rel=1e-9)
+    lam_j = _sym_eval(eqs, "lambda_j", env)
+    R_part = _sym_eval(eqs, "R_part", {**env, "lambda_j": lam_j})
+    assert R_part == pytest.approx(solve(prm, "partitioned").response_time, rel=1e-9)
+    assert R_part > S

@@ -370,3 +370,69 @@ def test_methods_agree_roughly_and_are_selectable():
             assert np.allclose(r.throughput, ex.throughput, rtol=0.1)
     with pytest.raises(ValueError, match="method must be one of"):
         solve(prm, "fixed", method="magic")
+
+
+# ---------------------------------------------------------------------------
+# equations(): the rendered SymPy formulas are the ones the code computes
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pol,p,U", [("fixed", 2, 0.3), ("fixed", 4, 0.7), ("floating", 2, 0.7),
+                                     ("floating", 2, 0.8), ("floating", 2, 0.9),
+                                     ("single", 2, 0.8), ("single", 2, 0.9)])
+def test_equations_match_numeric_implementation(pol, p, U):
+    # Points where the solver's two post-corrections do not apply: the
+    # throughput-monotonicity adjustment of R_q, R_y, R_r (n_c > 1 near
+    # saturation, e.g. floating p=4 U=0.3) is applied after P_all, and where
+    # the interrupt root falls outside its bracket P_int is clipped to the
+    # bracket end (e.g. single p=2 U=0.5); there the equations hold before
+    # the correction only.
+    import mva
+    from mva.symbolic import lambdify
+
+    eqs = policy.equations()
+    prm = PolicyParams(p=p, U=U)
+    r = solve(prm, pol)
+    fixed = pol == "fixed"
+    d = 0.0 if fixed else prm.o_direct + prm.o_indirect
+    s_q, s_y, s_r = (o + prm.o_dispatch + d for o in (prm.o_req, prm.o_reply, prm.o_resp))
+    O = 0.0 if fixed else prm.O_int
+    n_c = p - 1 if fixed else (1 if pol == "single" else p)
+    env = {"C": prm.compute_time, "P_int": r.interrupt_probability, "O_int": O, "s_y": s_y,
+           "L": prm.L, "t_extra": prm.t_extra, "t_transfer": prm.t_transfer,
+           "phi": float(fixed), "R_q": r.R_request, "R_y": r.R_reply, "R_r": r.R_response,
+           "n_c": n_c, "p": 1 if pol == "single" else p}
+
+    def ev(name, **extra):
+        e = eqs[name].rhs
+        syms = sorted(e.free_symbols, key=lambda x: x.name)
+        vals = {**env, **extra}
+        return float(lambdify(syms, e)(*(vals[x.name] for x in syms)))
+
+    R_w = ev("R_w")
+    assert R_w == pytest.approx(r.compute_residence, rel=1e-9)
+    Z = ev("Z", R_w=R_w)
+    R = ev("R", Z=Z)
+    assert R == pytest.approx(r.cycle_time, rel=1e-9)
+    assert ev("X", R=R) == pytest.approx(r.throughput, rel=1e-9)
+    s_ye = ev("s_y_eff")
+    assert (s_q + s_ye + s_r) == pytest.approx(r.pp_demand, rel=1e-9)
+    if fixed:
+        assert r.interrupt_probability == 0.0
+        return
+    q = ev("q", R_w=R_w)
+    P_all = ev("P_all", q=q)
+    assert P_all == pytest.approx(r.all_busy_probability, rel=1e-9)
+    # B: utilization of node 0's server with one remote thread removed (arrival theorem)
+    m2 = s_q ** 2 + s_ye ** 2 + s_r ** 2
+    var = prm.handler_cs2 * sum((o + prm.o_dispatch) ** 2
+                                for o in (prm.o_req, prm.o_reply, prm.o_resp))
+    P = r.interrupt_probability
+    scv = (var + P * (1 - P) * O * O) / m2
+    Zn = prm.compute_time + P * (O + s_y) + 2 * prm.L + prm.t_extra
+    net = policy._node_network(n_c, prm.nodes, s_q, s_ye, s_r, Zn, scv,
+                               [n_c] * (prm.nodes - 1) + [n_c - 1]
+                               if prm.nodes > 2 else [n_c, n_c - 1])
+    B = float(mva.solve(net, "exact").utilization[:, 0].sum())
+    assert B > 0.0
+    assert ev("P_int", B=B, P_all=P_all) == pytest.approx(P, rel=1e-9, abs=1e-12)
