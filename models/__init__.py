@@ -21,7 +21,7 @@ from typing import Any
 
 from mva._version import __version__
 
-_SUBMODULES = ("lopc", "ini", "policy", "cost", "pdq", "layers", "mechanisms", "presets")
+_SUBMODULES = ("lopc", "ini", "policy", "cost", "pdq", "layers", "mechanisms")
 
 __all__ = ["__version__", *_SUBMODULES]
 

@@ -8,8 +8,7 @@ milliseconds, as tables:
 2. How does INI contention grow with the number of PEs sharing an INI?  The
    thesis model with the parameters of its Figure 6-3.
 3. Fixed, Floating or Single protocol processing?  The policy model on the
-   paper's null-handler and fetch-block presets (when :mod:`models.policy`
-   provides them).
+   paper's null-handler and fetch-block presets.
 
 Every table comes from the models; nothing here is typed in by hand.
 """
@@ -59,14 +58,11 @@ def _ini_table(N: Any) -> Table:
         formats={"R": ".1f", "contention": ".1f", "Q_o": ".3f", "U_o": ".3f"})
 
 
-def _policy_tables() -> list[Table]:
-    """Fixed/Floating/Single on the paper's presets, if the policy model offers them."""
-    try:
-        from models import policy
-    except ImportError:
-        return []
-    compare = getattr(policy, "whatif_table", None)
-    return [compare()] if callable(compare) else []
+def _policy_table() -> Table:
+    """Fixed/Floating/Single on the paper's presets."""
+    from models import policy
+
+    return policy.whatif_table()
 
 
 def report(*, P: int = 16, o: float = 100.0, L: float = 50.0,
@@ -96,7 +92,7 @@ def report(*, P: int = 16, o: float = 100.0, L: float = 50.0,
     >>> [int(n) for n in tables[1]["N"]]
     [1, 4]
     """
-    return [_lopc_table(P, o, L, W), _ini_table(N), *_policy_tables()]
+    return [_lopc_table(P, o, L, W), _ini_table(N), _policy_table()]
 
 
 def register_cli(subparsers: Any) -> None:
@@ -107,7 +103,7 @@ def register_cli(subparsers: Any) -> None:
         "whatif", help="the default what-if report (LoPC, INI, policies)",
         description="The default what-if report: what contention adds to a round trip "
                     "(LoPC), INI queueing against PEs per INI (thesis Figure 6-3) and, "
-                    "where available, Fixed/Floating/Single protocol processing.")
+                    "Fixed/Floating/Single protocol processing.")
     p.add_argument("--P", type=int, default=16, help="processors in the LoPC table (default 16)")
     p.add_argument("--o", type=float, default=100.0, help="LoPC handler occupancy (cycles)")
     p.add_argument("--L", type=float, default=50.0, help="LoPC network latency (cycles)")
