@@ -37,28 +37,35 @@ How the hardware behaves
 
 Implementation notes
 --------------------
-The state lives in flat lists indexed by thread, node or resource number and
-the event functions are closures over them, with ``heappush``, the heap and
-the sequence counter bound locally: an event costs a tuple push and pop and a
-few list operations, no object allocation besides the event tuple and one
-list per request.  Suspension uses *lazy rescheduling*: a handler started on a
-computing processor moves that thread's burst end later by the handler's
-duration; the burst's end event, when it fires early, re-schedules itself.
+A node and a processor (with its thread) are small ``__slots__`` objects
+(:class:`_Node`, :class:`_Proc`); a request is one mutable list for its whole
+life, holding the node objects it travels between.  The event functions are
+closures over the machine, with ``heappush``, the heap and the sequence
+counter bound locally, and most return their follow-up event to the kernel
+(see :mod:`validation.sim.kernel`): an event costs a tuple, one heap sift and
+a few attribute updates, and allocates nothing else but one list per request.
+Suspension uses *lazy rescheduling*: a handler started on a computing
+processor moves that thread's burst end later by the handler's duration; the
+burst's end event, when it fires early, re-schedules itself.
 
-Protocol queues and INIs integrate their number present and busy servers
-over time at every change; compute resources instead count per burst (the
-integral of the number present is the bursts' residence, the busy time the
-work done), completed at each snapshot for the bursts in progress -- so a
-preemption costs no accounting.  The PDQ keeps its eligible handlers in a heap
-ordered by arrival and each key's later handlers in a per-key FIFO.  Round-robin
-INI dispatch keeps one rotation per node and direction.  A protocol queue or
-INI that exceeds ``max_queue`` messages raises
+INIs integrate their number present and busy servers over time at every
+change.  Protocol and compute resources keep only counters per node and
+phase (handlers) or per thread (bursts) and are filled in at each snapshot:
+the integral of the number present is the jobs' residence (departed ones, plus
+the present ones' time so far), the busy integral the service started minus
+what the jobs in service have still to run, read off their end events in the
+heap (handlers) or their burst ends (bursts) -- so neither an arrival nor a
+preemption costs any accounting.  The PDQ keeps its eligible handlers in a
+heap ordered by arrival and each key's later handlers in a per-key FIFO.
+Round-robin INI dispatch keeps one rotation per node and direction.  A
+protocol queue or INI that exceeds ``max_queue`` messages raises
 :class:`~mva.errors.SaturationError`.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import time as _time
 from collections import deque
 from dataclasses import dataclass, field
@@ -74,7 +81,10 @@ from .machine import Machine
 
 __all__ = ["run_machine", "RawRun", "Snapshot", "ResourceInfo"]
 
-# message fields (a request is one mutable list for its whole life)
+# message fields (a request is one mutable list for its whole life):
+# issuing _Proc, source _Node, destination _Node, request/reply handler cost,
+# key, size, phase, arrival time at the current node, _Proc running its
+# handler, issue time, current target _Node, INI hop and station, current cost
 _THREAD, _SRC, _DST, _REQ, _REPLY, _KEY, _SIZE, _PHASE, _ARR, _PROC, _ISSUE, _TO, _HOP, \
     _STATION, _COST = range(15)
 # phases of a message at a node
@@ -125,6 +135,68 @@ class RawRun:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+class _Node:
+    """One node's protocol processing: configuration, queue and counters."""
+
+    __slots__ = ("index", "cluster", "dedicated", "limit", "pdq", "plain", "direct_out",
+                 "s_int", "s_dir", "s_ind", "s_send", "s_extra", "n_acting", "queue", "idle",
+                 "procs", "rr", "keys", "seq_running", "pdq_wait", "h_work", "ph_dep", "ph_res")
+
+    def __init__(self, index: int, cluster: int, spec: Any, rng: Any) -> None:
+        self.index = index
+        self.cluster = cluster
+        self.dedicated = spec.dedicated
+        self.limit = spec.max_acting            # processors running handlers at once, at most
+        self.pdq = spec.dispatch == "pdq"
+        # samplers, created in this order from the node's stream
+        self.s_int = _sampler_or_none(spec.interrupt, rng)
+        self.s_dir = _sampler_or_none(spec.direct, rng)
+        self.s_ind = _sampler_or_none(spec.indirect, rng)
+        self.s_send = spec.send.sampler(rng) if spec.send is not None else None
+        self.s_extra = _sampler_or_none(spec.extra_delay, rng)
+        # a FIFO node multiplexing its compute processors with no overheads
+        self.plain = not (self.dedicated or self.pdq) and \
+            self.s_int is None and self.s_dir is None and self.s_ind is None
+        # a message leaves straight onto the network (no send handler, no extra delay)
+        self.direct_out = self.s_send is None and self.s_extra is None
+        self.n_acting = 0                       # handlers running
+        # FIFO: a deque of waiting messages.  PDQ: a heap of (arrival number,
+        # message) of the *eligible* messages -- unkeyed, nosync, sequential,
+        # and the earliest waiting message of each key that is not running --
+        # while the later messages of a key wait in that key's FIFO in keys.
+        self.queue: Any = [] if self.pdq else deque()
+        self.idle: list[_Proc] = []             # processors whose thread is blocked
+        self.procs: list[_Proc] = []
+        self.rr = 0                             # round-robin position of the interrupts
+        self.keys: dict[str, deque[Any]] = {}
+        self.seq_running = False
+        self.pdq_wait = 0                       # PDQ: messages waiting (eligible or behind a key)
+        self.h_work = 0.0                       # handler time started (overheads included)
+        self.ph_dep = [0, 0, 0]                 # handlers done, per phase
+        self.ph_res = [0.0, 0.0, 0.0]           # their residence (arrival to end)
+
+
+class _Proc:
+    """A compute processor and the thread it runs."""
+
+    __slots__ = ("index", "node", "next", "state", "acting", "hend", "comp_start", "comp_end",
+                 "work", "dep", "res", "cyc_start")
+
+    def __init__(self, index: int, node: _Node, source: Iterator[Record]) -> None:
+        self.index = index
+        self.node = node
+        self.next = iter(source).__next__
+        self.state = _BLOCKED
+        self.acting = False         # running handlers (the protocol role)
+        self.hend = 0.0             # end of the handler it runs
+        self.comp_start = 0.0       # start of the current burst
+        self.comp_end = 0.0         # end of the current burst (moved by handlers)
+        self.work = 0.0             # computing time started (burst lengths)
+        self.dep = 0                # bursts completed
+        self.res = 0.0              # their residence (start to end, suspensions included)
+        self.cyc_start = 0.0        # end of the thread's last request cycle (0: none yet)
+
+
 def _sampler_or_none(dist: Any, rng: Any) -> Callable[[], float] | None:
     if dist is None:
         return None
@@ -152,7 +224,8 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
     on_pause : callable, optional
         Called with the index of each mark reached (progress reporting).
     max_queue : int, optional
-        Largest number of messages one protocol queue or INI may hold; one
+        Largest number of messages one protocol queue or INI may hold
+        (waiting plus in service, checked when a message has to wait); one
         more raises :class:`~mva.errors.SaturationError` naming it (open
         arrivals above capacity).  Default: no bound.
 
@@ -194,19 +267,15 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
                 for k in range(K):
                     resources.append(ResourceInfo(f"cluster{c}.ini{k}", "ini", 1))
     NR = len(resources)
+    # per resource, as snapshots report them; the INIs keep theirs up to date
     r_n = [0] * NR          # jobs present
     r_busy = [0] * NR       # jobs in service (servers busy)
     r_area = [0.0] * NR     # integral of r_n
     r_barea = [0.0] * NR    # integral of r_busy
     r_last = [0.0] * NR     # time of the last change
     r_dep = [0] * NR        # departures
-    r_arr = [0] * NR        # arrivals
     r_res = [0.0] * NR      # sum of residence times of departed jobs
     r_arrsum = [0.0] * NR   # sum of arrival times of present jobs
-    # compute resources skip the time integration: their area is the bursts'
-    # residence and their busy area the work done (sum of burst lengths),
-    # both completed at each snapshot from the bursts in progress
-    c_work = [0.0] * NR
 
     def flush(r: int, now: float) -> None:
         dt = now - r_last[r]
@@ -215,55 +284,21 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
             r_barea[r] += r_busy[r] * dt
             r_last[r] = now
 
-    # ------------------------------------------------------------------ nodes
-    specs = M.nodes
-    dedicated = [s.dedicated for s in specs]
-    limit = [s.max_acting for s in specs]
-    pdq = [s.dispatch == "pdq" for s in specs]
-    # processors of each node running handlers: the busy count of its protocol
-    # resource (resources 0 .. N-1 are the nodes' protocol resources)
-    acting_n = r_busy
-    # FIFO: a deque of waiting messages.  PDQ: a heap of (arrival number,
-    # message) of the *eligible* messages -- unkeyed, nosync, sequential, and
-    # the earliest waiting message of each key that is not running -- while
-    # the later messages of a key wait in that key's FIFO in pdq_keys.
-    queue: list[Any] = [([] if s.dispatch == "pdq" else deque()) for s in specs]
+    # ------------------------------------------------------- nodes and threads
+    cluster_size = M.cluster_size or N
+    nodes = [_Node(n, n // cluster_size, spec, stream_rng(seed, 2, n))
+             for n, spec in enumerate(M.nodes)]
+    threads = [_Proc(x, nodes[n], s) for x, (n, s) in enumerate(zip(M.thread_nodes, sources))]
+    for x in threads:
+        x.node.procs.append(x)
     pdq_seq = itertools.count()
     qcap = max_queue if max_queue is not None else 1 << 62
-    idle: list[list[int]] = [[] for _ in specs]
-    procs: list[list[int]] = [[] for _ in specs]
-    rr = [0] * N
-    pdq_keys: list[dict[str, deque[Any]]] = [{} for _ in specs]  # key -> later messages
-    seq_running = [False] * N
-    node_rng = [stream_rng(seed, 2, n) for n in range(N)]
-    s_int = [_sampler_or_none(s.interrupt, g) for s, g in zip(specs, node_rng)]
-    s_dir = [_sampler_or_none(s.direct, g) for s, g in zip(specs, node_rng)]
-    s_ind = [_sampler_or_none(s.indirect, g) for s, g in zip(specs, node_rng)]
-    s_send = [(s.send.sampler(g) if s.send is not None else None) for s, g in zip(specs, node_rng)]
-    s_extra = [_sampler_or_none(s.extra_delay, g) for s, g in zip(specs, node_rng)]
-    overheads = [a is not None or b is not None or c is not None
-                 for a, b, c in zip(s_int, s_dir, s_ind)]
-
-    # ---------------------------------------------------------------- threads
-    th_node = list(M.thread_nodes)
-    for x, n in enumerate(th_node):
-        procs[n].append(x)
-    th_state = [_BLOCKED] * T
-    comp_end = [0.0] * T
-    comp_start = [0.0] * T
-    comp_len = [0.0] * T        # length of the current burst (computing time, no suspension)
-    acting_p = [False] * T
-    hend = [0.0] * T            # end of the handler a processor is running
-    issuer = -1                 # the thread issuing a request right now
-    cyc_start = [0.0] * T
-    th_next = [iter(s).__next__ for s in sources]
+    issuer: _Proc | None = None     # the thread issuing a request right now
 
     # ---------------------------------------------------------------- network
     lat = M.latency.sampler(stream_rng(seed, 1, 0))
     lat_c = M.latency.mean if M.latency.family == "deterministic" else None
     intra = M.intra_latency.sampler(stream_rng(seed, 1, 1))
-    cluster_size = M.cluster_size or N
-    node_cluster = [n // cluster_size for n in range(N)]
     shared_ini = M.ini_dispatch == "shared"
     rr_ini = M.ini_dispatch == "round_robin"
     n_st = (n_clusters if shared_ini else n_clusters * K) if clustered else 0
@@ -286,67 +321,68 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
         base = ini_draw()
         return base * (size_cost(m[_SIZE]) / ini_mean) if ini_mean > 0 else float(size_cost(m[_SIZE]))
 
-    def station_for(node: int, rr: list[int]) -> int:
+    def station_for(node: _Node, rr: list[int]) -> int:
         """The INI station of ``node``'s cluster for its next message (``rr``: rotations)."""
-        c = node_cluster[node]
+        c = node.cluster
         if shared_ini:
             return c
+        n = node.index
         if rr_ini:
-            k = rr[node]
-            rr[node] = k + 1 if k + 1 < K else 0
+            k = rr[n]
+            rr[n] = k + 1 if k + 1 < K else 0
             return c * K + k
-        return c * K + (node % cluster_size) % K
+        return c * K + (n % cluster_size) % K
 
     # ---------------------------------------------------------------- counters
     completed = 0
     response_sum = 0.0
-    n_cycles = 0
-    cycle_sum = 0.0
+    one_way = 0                 # completed one-way requests (the others are request cycles)
     interrupts = 0
-    phase_n = [0, 0, 0]
-    phase_sum = [0.0, 0.0, 0.0]
     mark_i = 0
     next_mark = marks[0]
     snapshots: list[Snapshot] = []
 
     # ================================================================ events
-    def travel(now: float, m: list[Any], a: int, b: int) -> None:
-        """Message ``m`` leaves node ``a`` for node ``b``."""
+    # Every event function returns the one event tuple it creates last-in-line
+    # for the kernel to swap in (see validation.sim.kernel), or None; other
+    # events it creates are pushed.  Helpers that create one event (start,
+    # begin, travel, issue, release) return it to their caller.
+    def travel_any(now: float, m: list[Any], a: _Node, b: _Node) -> tuple:
+        """The event of message ``m`` leaving node ``a`` for node ``b``."""
         m[_TO] = b
         if not clustered:
-            push(heap, (now + lat(), nxt(), node_arrive, m))
-        elif node_cluster[a] == node_cluster[b]:
-            push(heap, (now + intra(), nxt(), node_arrive, m))
-        else:
-            m[_HOP] = 0
-            m[_STATION] = station_for(a, rr_out)
-            push(heap, (now + intra(), nxt(), ini_arrive, m))
+            return (now + lat(), nxt(), node_arrive, m)
+        if a.cluster == b.cluster:
+            return (now + intra(), nxt(), node_arrive, m)
+        m[_HOP] = 0
+        m[_STATION] = station_for(a, rr_out)
+        return (now + intra(), nxt(), ini_arrive, m)
+
+    def travel_const(now: float, m: list[Any], a: _Node, b: _Node) -> tuple:
+        """:func:`travel_any` with a constant latency on a one-level machine."""
+        m[_TO] = b
+        return (now + lat_direct, nxt(), node_arrive, m)
 
     lat_direct = lat_c if not clustered else None
-    if lat_direct is not None:
-        def travel(now: float, m: list[Any], a: int, b: int) -> None:
-            """Message ``m`` leaves node ``a`` for node ``b`` (constant latency, one level)."""
-            m[_TO] = b
-            push(heap, (now + lat_c, nxt(), node_arrive, m))
+    travel = travel_any if lat_direct is None else travel_const
 
-    def ini_arrive(now: float, m: list[Any]) -> None:
+    def ini_arrive(now: float, m: list[Any]) -> tuple | None:
         s = m[_STATION]
         r = R_INI + s
         flush(r, now)
         r_n[r] += 1
         if r_n[r] > qcap:
             overflow(r, now)
-        r_arr[r] += 1
         r_arrsum[r] += now
         m[_ARR] = now
         if st_busy[s] < st_servers[s]:
             st_busy[s] += 1
             r_busy[r] += 1
-            push(heap, (now + ini_service(m), nxt(), ini_done, m))
-        else:
-            st_q[s].append(m)
+            return (now + ini_service(m), nxt(), ini_done, m)
+        st_q[s].append(m)
+        return None
 
-    def ini_done(now: float, m: list[Any]) -> None:
+    def ini_done(now: float, m: list[Any]) -> tuple:
         s = m[_STATION]
         r = R_INI + s
         flush(r, now)
@@ -365,331 +401,396 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
         if m[_HOP] == 0:
             m[_HOP] = 1
             m[_STATION] = station_for(m[_TO], rr_in)
-            push(heap, (now + lat(), nxt(), ini_arrive, m))
-        else:
-            push(heap, (now + intra(), nxt(), node_arrive, m))
+            return (now + lat(), nxt(), ini_arrive, m)
+        return (now + intra(), nxt(), node_arrive, m)
 
-    def node_arrive(now: float, m: list[Any]) -> None:
-        n = m[_TO]
-        dt = now - r_last[n]
-        if dt:
-            r_area[n] += r_n[n] * dt
-            r_barea[n] += r_busy[n] * dt
-            r_last[n] = now
-        r_n[n] += 1
-        if r_n[n] > qcap:
-            overflow(n, now)
-        r_arr[n] += 1
-        r_arrsum[n] += now
+    def node_arrive(now: float, m: list[Any]) -> tuple | None:
+        nonlocal interrupts
+        nd = m[_TO]
         m[_ARR] = now
-        if pdq[n]:
-            pdq_enqueue(n, m)
-            dispatch_more(n, now)
-        elif acting_n[n] < limit[n]:
-            start(n, now, m, -1)
-        else:
-            queue[n].append(m)
+        if nd.pdq:
+            pdq_enqueue(nd, m, now)
+            dispatch_more(nd, now)
+            return None
+        a = nd.n_acting
+        if a < nd.limit:
+            if not nd.plain:
+                return start(nd, now, m, None)
+            # start(nd, now, m, None) inlined for a plain node (the common case)
+            ids = nd.idle
+            if ids:
+                x = ids.pop()
+            else:
+                x = victim(nd)
+                if x is None:
+                    return start(nd, now, m, None)
+                interrupts += 1
+            nd.n_acting = a + 1
+            x.acting = True
+            dur = m[_COST]
+            if x.state == _COMPUTING:
+                x.comp_end += dur
+            end = now + dur
+            x.hend = end
+            m[_PROC] = x
+            nd.h_work += dur
+            return (end, nxt(), handler_done, m)
+        q = nd.queue
+        q.append(m)
+        if len(q) + a > qcap:
+            overflow(nd.index, now)
+        return None
 
     def overflow(r: int, now: float) -> None:
         raise SaturationError(
             f"{resources[r].name} holds more than max_queue={qcap} messages at t={now:.6g}: "
             "open (one-way) arrivals exceed its capacity", bottleneck=resources[r].name)
 
-    def pdq_enqueue(n: int, m: list[Any]) -> None:
-        """Message ``m`` joins node ``n``'s PDQ: eligible, or behind its key's earlier messages."""
+    def pdq_enqueue(nd: _Node, m: list[Any], now: float) -> None:
+        """Message ``m`` joins node ``nd``'s PDQ: eligible, or behind its key's earlier messages."""
+        nd.pdq_wait += 1
+        if nd.pdq_wait + nd.n_acting > qcap:
+            overflow(nd.index, now)
         e = (next(pdq_seq), m)         # arrival order is kept while waiting behind a key
         k = m[_KEY]
         if k is not None and k != NOSYNC and k != SEQUENTIAL:
-            keys = pdq_keys[n]
+            keys = nd.keys
             later = keys.get(k)
             if later is not None:      # the key is running or already has an eligible message
                 later.append(e)
                 return
             keys[k] = deque()
-        heappush(queue[n], e)
+        heappush(nd.queue, e)
 
-    def pick(n: int) -> Any:
-        """Remove and return the next dispatchable handler of node ``n`` (or None).
+    def pick(nd: _Node) -> Any:
+        """Remove and return the next dispatchable handler of node ``nd`` (or None).
 
         PDQ: the earliest eligible message; a sequential one only when nothing
         runs, and nothing behind it (in arrival order) before it.
         """
-        if acting_n[n] >= limit[n]:
+        if nd.n_acting >= nd.limit:
             return None
-        q = queue[n]
+        q = nd.queue
         if not q:
             return None
-        if not pdq[n]:
+        if not nd.pdq:
             return q.popleft()
-        if seq_running[n]:
+        if nd.seq_running:
             return None
         m = q[0][1]
-        if m[_KEY] == SEQUENTIAL and acting_n[n]:
+        if m[_KEY] == SEQUENTIAL and nd.n_acting:
             return None  # drains: nothing behind it dispatches
         heappop(q)
+        nd.pdq_wait -= 1
         return m
 
-    def dispatch_more(n: int, now: float) -> None:
+    def dispatch_more(nd: _Node, now: float) -> None:
         while True:
-            m = pick(n)
+            m = pick(nd)
             if m is None:
                 return
-            start(n, now, m, -1)
+            push(heap, start(nd, now, m, None))
 
-    def victim(n: int) -> int:
-        """A computing processor of node ``n`` to interrupt (round-robin)."""
-        ps = procs[n]
+    def victim(nd: _Node) -> _Proc | None:
+        """A computing processor of node ``nd`` to interrupt (round-robin)."""
+        ps = nd.procs
         if len(ps) == 1:               # one-processor node
             y = ps[0]
-            return y if th_state[y] == _COMPUTING and not acting_p[y] else -1
+            return y if y.state == _COMPUTING and not y.acting else None
         k = len(ps)
-        i = rr[n]
+        i = nd.rr
         for _ in range(k):
             i = i + 1 if i + 1 < k else 0
             y = ps[i]
-            if th_state[y] == _COMPUTING and not acting_p[y]:
-                rr[n] = i
+            if y.state == _COMPUTING and not y.acting:
+                nd.rr = i
                 return y
-        return -1
+        return None
 
-    def start(n: int, now: float, m: list[Any], x: int) -> None:
-        """Start handler ``m`` at node ``n`` (caller flushed resource ``n`` at ``now``).
+    def start(nd: _Node, now: float, m: list[Any], x: _Proc | None) -> tuple:
+        """Start handler ``m`` at node ``nd``; returns the handler's end event.
 
-        ``x`` is the processor continuing as protocol processor, or -1 to choose one.
+        ``x`` is the processor continuing as protocol processor, or None to
+        choose one: an idle one, else a computing one to interrupt.
         """
         nonlocal interrupts
-        acting_n[n] += 1              # (also r_busy[n]: the same list)
+        nd.n_acting += 1
         dur = m[_COST]
-        if pdq[n] and m[_KEY] == SEQUENTIAL:
-            seq_running[n] = True
-        if not dedicated[n]:
-            ovh = overheads[n]
-            if x < 0:
-                ids = idle[n]
-                if ids:
-                    x = ids.pop()
-                else:
-                    x = victim(n)
-                    if x >= 0:
-                        interrupts += 1
-                        if ovh and s_int[n] is not None:
-                            dur += s_int[n]()
-                    else:  # only the thread issuing this message is left: it runs it
-                        x = issuer
-                        assert x >= 0 and th_node[x] == n and not acting_p[x]
-                if ovh and s_dir[n] is not None:
-                    dur += s_dir[n]()
-                acting_p[x] = True
-            if ovh and s_ind[n] is not None:
-                dur += s_ind[n]()
-            if th_state[x] == _COMPUTING:
-                comp_end[x] += dur
-            hend[x] = now + dur
+        if nd.pdq and m[_KEY] == SEQUENTIAL:
+            nd.seq_running = True
+        if nd.dedicated:
+            m[_PROC] = None
+            nd.h_work += dur
+            return (now + dur, nxt(), handler_done, m)
+        if x is None:
+            ids = nd.idle
+            if ids:
+                x = ids.pop()
+            else:
+                x = victim(nd)
+                if x is not None:
+                    interrupts += 1
+                    if nd.s_int is not None:
+                        dur += nd.s_int()
+                else:  # only the thread issuing this message is left: it runs it
+                    x = issuer
+                    assert x is not None and x.node is nd and not x.acting
+            if nd.s_dir is not None:
+                dur += nd.s_dir()
+            x.acting = True
+        if nd.s_ind is not None:
+            dur += nd.s_ind()
+        if x.state == _COMPUTING:
+            x.comp_end += dur
+        end = now + dur
+        x.hend = end
         m[_PROC] = x
-        push(heap, (now + dur, nxt(), handler_done, m))
+        nd.h_work += dur
+        return (end, nxt(), handler_done, m)
 
-    def handler_done(now: float, m: list[Any]) -> None:
-        n = m[_TO]
-        dt = now - r_last[n]
-        if dt:
-            r_area[n] += r_n[n] * dt
-            r_barea[n] += r_busy[n] * dt
-            r_last[n] = now
-        r_n[n] -= 1
-        acting_n[n] -= 1              # (also r_busy[n]: the same list)
-        a = m[_ARR]
-        r_arrsum[n] -= a
-        r_res[n] += now - a
-        r_dep[n] += 1
-        if pdq[n]:
+    def handler_done(now: float, m: list[Any]) -> tuple | None:
+        nonlocal completed, response_sum
+        nd = m[_TO]
+        nd.n_acting -= 1
+        ph = m[_PHASE]
+        nd.ph_dep[ph] += 1
+        nd.ph_res[ph] += now - m[_ARR]
+        if nd.pdq:
             k = m[_KEY]
             if k == SEQUENTIAL:
-                seq_running[n] = False
+                nd.seq_running = False
             elif k is not None and k != NOSYNC:
-                keys = pdq_keys[n]
+                keys = nd.keys
                 later = keys[k]
                 if later:               # the key's next message becomes eligible
-                    heappush(queue[n], later.popleft())
+                    heappush(nd.queue, later.popleft())
                 else:
                     del keys[k]
-        ph = m[_PHASE]
-        phase_n[ph] += 1
-        phase_sum[ph] += now - a
         # the message moves on
-        if ph == _REQUEST:
+        new = None                      # the event returned to the kernel
+        if ph == _RESPONSE:             # the reply handler ran: the request cycle is complete
+            completed += 1
+            response_sum += now - m[_ISSUE]
+            th = m[_THREAD]
+            th.cyc_start = now          # (the cycles' sum telescopes: see snapshot)
+            if completed == next_mark:
+                push(heap, (now, nxt(), mark_event, None))
+            if th.acting:
+                th.state = _READY
+            else:
+                if not nd.dedicated:
+                    nd.idle.remove(th)
+                new = begin(now, th)
+        elif ph == _REQUEST:
             if m[_REPLY] is None:
-                complete(now, m)
+                complete_one_way(now, m)
             else:
                 m[_PHASE] = _RESPONSE
                 m[_COST] = m[_REPLY]
                 if lat_direct is None:
-                    travel(now, m, n, m[_SRC])
+                    new = travel(now, m, nd, m[_SRC])
                 else:                      # one level, constant latency
                     m[_TO] = m[_SRC]
-                    push(heap, (now + lat_direct, nxt(), node_arrive, m))
-        elif ph == _SEND:
+                    new = (now + lat_direct, nxt(), node_arrive, m)
+        else:                              # _SEND
             m[_PHASE] = _REQUEST
             m[_COST] = m[_REQ]
-            sx = s_extra[n]
-            travel(now if sx is None else now + sx(), m, n, m[_DST])
-        else:
-            complete(now, m)
-            th = m[_THREAD]
-            if acting_p[th]:
-                th_state[th] = _READY
-            else:
-                if not dedicated[n]:
-                    idle[n].remove(th)
-                begin(now, th)
+            sx = nd.s_extra
+            new = travel(now if sx is None else now + sx(), m, nd, m[_DST])
         # the node's protocol processing goes on
-        if dedicated[n]:
-            dispatch_more(n, now)
-            return
+        if nd.dedicated:
+            dispatch_more(nd, now)
+            return new
         x = m[_PROC]
-        nm = pick(n) if queue[n] else None
-        if nm is None:                     # x stops acting as protocol processor (release)
-            acting_p[x] = False
-            st = th_state[x]
+        if not nd.queue:                   # nothing waits: x stops acting (release)
+            x.acting = False
+            st = x.state
             if st == _READY:
-                begin(now, x)
+                e = begin(now, x)
+                if new is None:
+                    return e
+                if e is not None:
+                    push(heap, e)
             elif st != _COMPUTING:         # (a computing one resumes: its end moved already)
-                become_idle(now, x, n)
+                nd.idle.append(x)
+            return new
+        nm = pick(nd)
+        if nm is None:                     # x stops acting as protocol processor (release)
+            x.acting = False
+            st = x.state
+            if st == _READY:
+                e = begin(now, x)
+                if e is not None:
+                    if new is None:
+                        new = e
+                    else:
+                        push(heap, e)
+            elif st != _COMPUTING:         # (a computing one resumes: its end moved already)
+                become_idle(now, x, nd)
         else:
-            st = th_state[x]
-            if (st == _COMPUTING or st == _READY) and idle[n]:
-                start(n, now, nm, -1)      # an idle processor takes over
-                release(now, x, n)
+            st = x.state
+            if (st == _COMPUTING or st == _READY) and nd.idle:
+                push(heap, start(nd, now, nm, None))   # an idle processor takes over
+                e = release(now, x, nd)
+                if e is not None:
+                    push(heap, e)
             else:
-                start(n, now, nm, x)       # x keeps the protocol role
-        if pdq[n]:
-            dispatch_more(n, now)
+                push(heap, start(nd, now, nm, x))    # x keeps the protocol role
+        if nd.pdq:
+            dispatch_more(nd, now)
+        return new
 
-    def release(now: float, x: int, n: int) -> None:
-        """Processor ``x`` stops acting as protocol processor."""
-        acting_p[x] = False
-        st = th_state[x]
+    def release(now: float, x: _Proc, nd: _Node) -> tuple | None:
+        """Processor ``x`` stops acting as protocol processor (returns its thread's next event)."""
+        x.acting = False
+        st = x.state
         if st == _COMPUTING:          # an interrupted burst resumes (its end moved already)
-            return
+            return None
         if st == _READY:
-            begin(now, x)
-        else:
-            become_idle(now, x, n)
+            return begin(now, x)
+        become_idle(now, x, nd)
+        return None
 
-    def become_idle(now: float, x: int, n: int) -> None:
-        if dedicated[n]:
+    def become_idle(now: float, x: _Proc, nd: _Node) -> None:
+        if nd.dedicated:
             return
-        m = pick(n) if queue[n] else None
-        if m is None:
-            idle[n].append(x)
-        else:
-            idle[n].append(x)
-            start(n, now, m, -1)       # pops x back: it assumes the role
+        m = pick(nd) if nd.queue else None
+        nd.idle.append(x)
+        if m is not None:
+            push(heap, start(nd, now, m, None))   # pops x back: it assumes the role
 
-    def begin(now: float, x: int) -> None:
-        """Thread ``x`` proceeds to its next record(s)."""
+    def begin(now: float, x: _Proc) -> tuple | None:
+        """Thread ``x`` proceeds to its next record(s); returns the event that creates."""
         nonlocal issuer
-        n = th_node[x]
-        get = th_next[x]
+        get = x.next
         while True:
             try:
                 rec = get()
             except StopIteration:
-                th_state[x] = _DONE
-                if not acting_p[x]:
-                    become_idle(now, x, n)
-                return
-            if rec[1] == "compute":
-                th_state[x] = _COMPUTING
-                c = R_COMP + n
+                x.state = _DONE
+                if not x.acting:
+                    become_idle(now, x, x.node)
+                return None
+            if rec.__class__ is float:    # a compute record in the generators' compact form
+                w = rec
+            elif rec[1] == "compute":
                 w = rec[2]
+            else:
+                w = None                  # a request
+            if w is not None:
+                x.state = _COMPUTING
                 # acting: it runs its own one-way message's send handler, suspended from the start
-                end = (hend[x] if acting_p[x] else now) + w
-                comp_end[x] = end
-                comp_len[x] = w
-                comp_start[x] = now
-                r_n[c] += 1
-                r_arr[c] += 1
-                r_arrsum[c] += now
-                push(heap, (end, nxt(), compute_done, x))
-                return
+                end = (x.hend if x.acting else now) + w
+                x.comp_end = end
+                x.comp_start = now
+                x.work += w
+                return (end, nxt(), compute_done, x)
             d = rec[3]
             if d >= N:
-                raise ValueError(f"thread {x}: request to node {d}, but the machine has {N} nodes")
-            m = [x, n, d, rec[5], rec[6], rec[7], rec[4], _REQUEST, 0.0, -1, now, d, 0, 0, rec[5]]
+                raise ValueError(f"thread {x.index}: request to node {d}, but the machine has "
+                                 f"{N} nodes")
+            nd = x.node
+            dn = nodes[d]
+            m = [x, nd, dn, rec[5], rec[6], rec[7], rec[4], _REQUEST, 0.0, None, now, dn, 0, 0,
+                 rec[5]]
             if rec[6] is None:        # one-way: the thread goes on
-                th_state[x] = _BETWEEN
+                x.state = _BETWEEN
                 issuer = x
-                issue(now, m, n)
-                issuer = -1
+                e = issue(now, m, nd)
+                if e is not None:
+                    push(heap, e)
+                issuer = None
                 continue
-            th_state[x] = _BLOCKED
-            if queue[n]:
-                become_idle(now, x, n)
-            elif not dedicated[n]:
-                idle[n].append(x)
-            if s_send[n] is not None or s_extra[n] is not None:
-                issue(now, m, n)
-            elif lat_direct is None:
-                travel(now, m, n, d)
-            else:                          # one level, constant latency (m[_TO] is d)
-                push(heap, (now + lat_direct, nxt(), node_arrive, m))
-            return
+            x.state = _BLOCKED
+            if nd.queue:
+                become_idle(now, x, nd)
+            elif not nd.dedicated:
+                nd.idle.append(x)
+            if not nd.direct_out:
+                return issue(now, m, nd)
+            if lat_direct is None:
+                return travel(now, m, nd, dn)
+            return (now + lat_direct, nxt(), node_arrive, m)   # m[_TO] is dn
 
-    def issue(now: float, m: list[Any], n: int) -> None:
-        ss = s_send[n]
+    def issue(now: float, m: list[Any], nd: _Node) -> tuple | None:
+        """Message ``m`` leaves its thread: through a send handler, or onto the network."""
+        ss = nd.s_send
         if ss is None:
-            sx = s_extra[n]
-            travel(now if sx is None else now + sx(), m, n, m[_DST])
-        else:
-            m[_PHASE] = _SEND
-            m[_COST] = ss()
-            m[_TO] = n
-            node_arrive(now, m)
+            sx = nd.s_extra
+            return travel(now if sx is None else now + sx(), m, nd, m[_DST])
+        m[_PHASE] = _SEND
+        m[_COST] = ss()
+        m[_TO] = nd
+        return node_arrive(now, m)
 
-    def compute_done(now: float, x: int) -> None:
-        end = comp_end[x]
-        if end > now or acting_p[x]:  # suspended meanwhile: the burst ends later
-            push(heap, (end, nxt(), compute_done, x))
-            return
-        c = R_COMP + th_node[x]
-        r_n[c] -= 1
-        c_work[c] += comp_len[x]
-        a = comp_start[x]
-        r_arrsum[c] -= a
-        r_res[c] += now - a
-        r_dep[c] += 1
-        begin(now, x)
+    def compute_done(now: float, x: _Proc) -> tuple | None:
+        end = x.comp_end
+        if end > now or x.acting:     # suspended meanwhile: the burst ends later
+            return (end, nxt(), compute_done, x)
+        x.dep += 1
+        x.res += now - x.comp_start
+        return begin(now, x)
 
-    def complete(now: float, m: list[Any]) -> None:
-        nonlocal completed, response_sum, n_cycles, cycle_sum
+    def complete_one_way(now: float, m: list[Any]) -> None:
+        """A one-way request's handler ran (the reply path counts in handler_done)."""
+        nonlocal completed, response_sum, one_way
         completed += 1
+        one_way += 1
         response_sum += now - m[_ISSUE]
-        if m[_REPLY] is not None:
-            th = m[_THREAD]
-            n_cycles += 1
-            cycle_sum += now - cyc_start[th]
-            cyc_start[th] = now
         if completed == next_mark:
             push(heap, (now, nxt(), mark_event, None))
 
     def snapshot(now: float) -> Snapshot:
-        for r in range(NR):
-            if resources[r].kind != "compute":
-                flush(r, now)
-        for n in range(N):
-            # compute: area from the bursts' residences, busy area = work done
+        for r in range(R_INI, NR):
+            flush(r, now)
+        # protocol: the handlers running are the handler_done events in the heap
+        run_n = [0] * N
+        run_arr = [0.0] * N
+        run_left = [0.0] * N
+        for e in heap:
+            if e[2] is handler_done:
+                m = e[3]
+                n = m[_TO].index
+                run_n[n] += 1
+                run_arr[n] += m[_ARR]
+                run_left[n] += e[0] - now
+        assert run_n == [nd.n_acting for nd in nodes], run_n
+        for nd in nodes:
+            n = nd.index
+            if nd.pdq:
+                waiting = [m for _, m in nd.queue]
+                waiting += [m for later in nd.keys.values() for _, m in later]
+            else:
+                waiting = nd.queue
+            r_n[n] = run_n[n] + len(waiting)
+            r_busy[n] = run_n[n]
+            r_dep[n] = sum(nd.ph_dep)
+            r_res[n] = sum(nd.ph_res)
+            r_arrsum[n] = run_arr[n] + sum(m[_ARR] for m in waiting)
+            r_area[n] = r_res[n] + (r_n[n] * now - r_arrsum[n])
+            r_barea[n] = nd.h_work - run_left[n]
+            # compute: the threads computing are the node's bursts in progress
             c = R_COMP + n
-            r_area[c] = r_res[c] + (r_n[c] * now - r_arrsum[c])
-            done = c_work[c]
-            for x in procs[n]:
-                if th_state[x] == _COMPUTING:   # minus the part of the burst still to run
-                    done += comp_len[x] - (comp_end[x] - (max(hend[x], now) if acting_p[x] else now))
-            r_barea[c] = done
+            present, arrsum, work = 0, 0.0, 0.0
+            for x in nd.procs:
+                work += x.work
+                if x.state == _COMPUTING:   # minus the part of the burst still to run
+                    present += 1
+                    arrsum += x.comp_start
+                    work -= x.comp_end - (max(x.hend, now) if x.acting else now)
+            r_n[c] = r_busy[c] = present
+            r_dep[c] = sum(x.dep for x in nd.procs)
+            r_res[c] = sum(x.res for x in nd.procs)
+            r_arrsum[c] = arrsum
+            r_area[c] = r_res[c] + (present * now - arrsum)
+            r_barea[c] = work
+        phase_n = [sum(nd.ph_dep[ph] for nd in nodes) for ph in range(3)]
+        phase_sum = [sum(nd.ph_res[ph] for nd in nodes) for ph in range(3)]
         return Snapshot(
-            time=now, completed=completed, response_sum=response_sum, cycles=n_cycles,
-            cycle_sum=cycle_sum, phase_n=phase_n[:], phase_sum=phase_sum[:],
-            interrupts=interrupts, area=r_area[:], busy_area=r_barea[:],
-            departures=r_dep[:], arrivals=r_arr[:],
+            time=now, completed=completed, response_sum=response_sum, cycles=completed - one_way,
+            cycle_sum=math.fsum(x.cyc_start for x in threads), phase_n=phase_n,
+            phase_sum=phase_sum, interrupts=interrupts, area=r_area[:], busy_area=r_barea[:],
+            departures=r_dep[:], arrivals=[d + k for d, k in zip(r_dep, r_n)],
             residence=[r_res[r] + (r_n[r] * now - r_arrsum[r]) for r in range(NR)],
             departed_residence=r_res[:])
 
@@ -706,16 +807,15 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
         raise Pause(i)
 
     # ================================================================= run
-    def start_thread(now: float, x: int) -> None:
-        n = th_node[x]
-        if not dedicated[n]:
-            idle[n].remove(x)
-        begin(now, x)
+    def start_thread(now: float, x: _Proc) -> tuple | None:
+        if not x.node.dedicated:
+            x.node.idle.remove(x)
+        return begin(now, x)
 
-    for x in range(T):
-        if not dedicated[th_node[x]]:
-            idle[th_node[x]].append(x)   # blocked until it starts
-    for x in range(T):
+    for x in threads:
+        if not x.node.dedicated:
+            x.node.idle.append(x)       # blocked until it starts
+    for x in threads:
         kernel.schedule(0.0, start_thread, x)
 
     wall0 = _time.perf_counter()
@@ -730,4 +830,4 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
         snapshots.append(snapshot(kernel.now))
     return RawRun(resources=resources, snapshots=snapshots, events=kernel.events,
                   wall_time=wall, end=end,
-                  extra={"time": kernel.now, "compute": {n: s.compute for n, s in enumerate(specs)}})
+                  extra={"time": kernel.now, "compute": {n: s.compute for n, s in enumerate(M.nodes)}})

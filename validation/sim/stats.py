@@ -17,6 +17,8 @@ half-width comes from the spread of the per-batch (per-replication) ratios.
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import asdict, dataclass
 from typing import Sequence
@@ -82,8 +84,9 @@ class Estimate:
         return f"{self.mean:{spec}} +- {self.half_width:{spec}}"
 
 
+@functools.lru_cache(maxsize=256)
 def t_quantile(p: float, dof: int) -> float:
-    """Quantile ``p`` of Student's t with ``dof`` degrees of freedom (SciPy).
+    """Quantile ``p`` of Student's t with ``dof`` degrees of freedom (SciPy; cached).
 
     Examples
     --------
