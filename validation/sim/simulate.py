@@ -409,7 +409,7 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
             sources = trace_sources(trace, machine.n_threads, format=trace_format)
         else:
             assert workload is not None
-            sources = [thread_records(workload, machine, t, stream_rng(rseed, 0, t))
+            sources = [thread_records(workload, machine, t, stream_rng(rseed, 0, t), plain=True)
                        for t in range(machine.n_threads)]
         raw = run_machine(machine, sources, seed=rseed, marks=marks, on_pause=tick,
                           max_queue=qcap)
