@@ -242,6 +242,31 @@ def _est(e: Any) -> tuple[float, float]:
     return float(e.mean), float(e.half_width)
 
 
+def _per_resource(res: Any, kind: str, measure: str, per_server: bool = False,
+                  times_servers: bool = False) -> tuple[float, float]:
+    """Mean over the resources of ``kind`` of one measure, with its interval.
+
+    When every resource of the kind has the same number of servers ``c``, the
+    simulator's pooled estimate (one observation per batch) is exactly the
+    mean over the resources -- of the utilization, and of the queue length
+    (divided by ``c`` with ``per_server``; the utilization times ``c`` with
+    ``times_servers``) -- and its half-width is the proper one.  Otherwise
+    the mean of the per-resource estimates, with the mean of their
+    half-widths (conservative).
+    """
+    rs = res.resources_of(kind)            # (protocol and INI resources are pooled whole)
+    servers = {r.servers for r in rs}
+    pooled = (res.pooled or {}).get(kind)
+    if pooled is not None and len(servers) == 1:
+        c = float(servers.pop())
+        scale = 1.0 / c if per_server else c if times_servers else 1.0
+        e = pooled[measure]
+        return float(e.mean) * scale, float(e.half_width) * scale
+    scale = [1.0 / r.servers if per_server else float(r.servers) if times_servers else 1.0
+             for r in rs]
+    return _avg([getattr(r, measure) for r in rs], scale)
+
+
 def _measures_from_sim(family: str, res: Any, params: Any) -> dict[str, tuple[float, float]]:
     """Simulated (mean, half-width) per measure of ``family``."""
     resp = res.response
@@ -251,14 +276,12 @@ def _measures_from_sim(family: str, res: Any, params: Any) -> dict[str, tuple[fl
         out["R_w"] = _est(resp.get("compute"))
         out["R_q"] = _est(resp.get("request_handler"))
         out["R_y"] = _est(resp.get("reply_handler"))
-        prot = res.resources_of("protocol")
-        out["U_h"] = _avg([r.utilization for r in prot])
-        out["Q_h"] = _avg([r.queue_length for r in prot])
+        out["U_h"] = _per_resource(res, "protocol", "utilization")
+        out["Q_h"] = _per_resource(res, "protocol", "queue_length")
         if family == "ini":
-            inis = res.resources_of("ini")
             out["R_o"] = _est(resp.get("ini"))
-            out["U_o"] = _avg([r.utilization for r in inis])
-            out["Q_o"] = _avg([r.queue_length for r in inis], [1.0 / r.servers for r in inis])
+            out["U_o"] = _per_resource(res, "ini", "utilization")
+            out["Q_o"] = _per_resource(res, "ini", "queue_length", per_server=True)
     elif family == "policy":
         nodes = float(np.asarray(params.nodes))
         iters = float(np.asarray(params.iterations))
@@ -267,13 +290,11 @@ def _measures_from_sim(family: str, res: Any, params: Any) -> dict[str, tuple[fl
         out["X"] = (xm / nodes, xh / nodes)
         T = iters * nodes / xm
         out["T"] = (T, T * xh / xm)
-        prot = res.resources_of("protocol")
-        out["U_pp"] = _avg([r.utilization for r in prot], [float(r.servers) for r in prot])
+        out["U_pp"] = _per_resource(res, "protocol", "utilization", times_servers=True)
         out["R_req"] = _est(resp.get("send_handler"))
         out["R_reply"] = _est(resp.get("request_handler"))
         out["R_resp"] = _est(resp.get("reply_handler"))
-        n_req = res.counts.get("cycles", 0)
-        out["P_int"] = (res.counts.get("interrupts", 0) / n_req if n_req else math.nan, math.nan)
+        out["P_int"] = _est(res.interrupts_per_request)
     else:  # pdq
         prot = [r for r in res.resources_of("protocol") if r.servers > 0 and r.departures > 0]
         out["R"] = _est(resp.get("request_handler"))
@@ -572,8 +593,10 @@ def compare(params: Any, *, method: str | None = None, cycles: int = 50_000,
     -----
     Relative error is :math:`(m - \\bar s)/\\bar s`; ``within_ci`` tests
     :math:`|m - \\bar s| \\le h` with :math:`h` the 95% half-width.  Averages
-    over several resources of the same kind (processors, INIs) carry the mean
-    of their half-widths, a conservative interval.
+    over several resources of the same kind (processors, INIs) carry the
+    interval of the simulator's batch-pooled estimate of that mean (the mean of
+    the per-resource half-widths, a conservative interval, when the resources'
+    server counts differ).
 
     References
     ----------

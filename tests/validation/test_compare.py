@@ -112,6 +112,24 @@ def test_policy_compare_fixed_and_floating():
     assert fx["T"].model == pytest.approx(prm.iterations / fx["X"].model)
 
 
+def test_per_resource_measures_use_the_pooled_intervals():
+    # equal servers everywhere: the pooled estimate is the mean over the resources,
+    # with the interval of that mean (not the mean of the per-resource intervals)
+    from validation import simulate
+    from validation.compare import _measures_from_sim
+    res = simulate(LOPC, cycles=4000, seed=5, progress=False)
+    out = _measures_from_sim("lopc", res, LOPC)
+    prot = res.resources_of("protocol")
+    for measure, key in (("utilization", "U_h"), ("queue_length", "Q_h")):
+        assert out[key][0] == pytest.approx(np.mean([getattr(r, measure).mean for r in prot]),
+                                            rel=1e-12)
+        assert out[key][1] == pytest.approx(res.pooled["protocol"][measure].half_width, rel=1e-12)
+    # the interrupts per request carry their own interval
+    prm = preset("null-handler", p=2, U=0.5)
+    fl = compare(prm, method="floating", cycles=3000, seed=1, progress=False)
+    assert 0.0 < fl["P_int"].half_width < fl["P_int"].sim
+
+
 def test_pdq_partitioned_is_mm1():
     # partitioned with uniform keys: k independent M/M/1 queues, R = S / (1 - rho)
     prm = PDQParams(k=2, load=0.5, S=100.0, n_keys=8)
