@@ -99,3 +99,26 @@ def test_one_way_and_sizes() -> None:
     recs = [r for r in thread_records(w, m, 0, random.Random(3), 500) if r.kind == "request"]
     assert all(r.reply_cost is None for r in recs)
     assert all(50 <= r.size <= 150 and isinstance(r.size, int) for r in recs)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(),                                                          # uniform destinations
+    dict(dest="zipf", zipf=1.1, size=Dist.exponential(64)),
+    dict(keys=3, p_sequential=0.1, p_nosync=0.1, reply_cost=None),  # keyed, one-way
+    dict(burst=Dist(family="hyperexponential", mean=300.0, cs2=3.0)),
+])
+def test_plain_stream_is_the_same_records(kw) -> None:
+    # the simulator's compact stream: a compute record is its burst, a request a tuple
+    base = dict(burst=Dist.exponential(500.0), request_cost=Dist.exponential(40.0),
+                reply_cost=Dist.constant(30.0))
+    w = Workload(**{**base, **kw})
+    m = Machine.homogeneous(5, NodeSpec(compute=1), latency=10)
+    for t in range(m.n_threads):
+        recs = list(thread_records(w, m, t, stream_rng(3, 0, t), requests=300))  # not whole chunks
+        plain = list(thread_records(w, m, t, stream_rng(3, 0, t), requests=300, plain=True))
+        assert len(recs) == len(plain) == 600
+        for r, p in zip(recs, plain):
+            if r.kind == "compute":
+                assert type(p) is float and p == r.cycles
+            else:
+                assert type(p) is tuple and p == tuple(r)

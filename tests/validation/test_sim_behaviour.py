@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -123,18 +124,35 @@ def test_replications_method() -> None:
     assert res.counts["completed"] >= 5 * 2000
 
 
-def test_generated_trace_drives_the_same_run(tmp_path) -> None:
+_TRACE_CASES = {
+    "zipf": (Machine.homogeneous(4, NodeSpec(compute=1), latency=Dist.exponential(30)),
+             Workload(burst=Dist(family="erlang", mean=500, k=3), request_cost=Dist.exponential(50),
+                      reply_cost=Dist.from_cs2(50, 4.0), dest="zipf", zipf=1.2, size=64)),
+    # uniform destinations, keys on PDQ nodes, send handlers, INIs, one-way requests
+    "pdq-ini-one-way": (
+        Machine.homogeneous(4, NodeSpec(compute=2, dispatch="pdq", max_acting=2,
+                                        send=Dist.exponential(5), interrupt=20.0),
+                            latency=10, cluster_size=2, inis=2, ini_dispatch="round_robin",
+                            ini_cost=Dist.exponential(8), intra_latency=2),
+        Workload(burst=Dist.exponential(900), request_cost=Dist.exponential(40), reply_cost=None,
+                 keys=3, p_sequential=0.05)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TRACE_CASES))
+def test_generated_trace_drives_the_same_run(tmp_path, case) -> None:
     # the generator, written to a file and read back, gives the identical result
-    m = Machine.homogeneous(4, NodeSpec(compute=1), latency=Dist.exponential(30))
-    w = Workload(burst=Dist(family="erlang", mean=500, k=3), request_cost=Dist.exponential(50),
-                 reply_cost=Dist.from_cs2(50, 4.0), dest="zipf", zipf=1.2, size=64)
+    # (the simulator reads the generator's compact stream, and Records from a trace)
+    m, w = _TRACE_CASES[case]
     for fmt in ("csv", "jsonl"):
         path = tmp_path / f"t.{fmt}"
         write_trace(generate(w, m, requests=1500, seed=21), path)
         a = simulate(m, w, cycles=4000, seed=21).to_dict()
         b = simulate(m, trace=path, cycles=4000, seed=21).to_dict()
         a.pop("wall_time"), b.pop("wall_time")
-        assert a == b
+        assert a["counts"]["completed"] >= 4000
+        # (compared as JSON: one-way runs have NaN cycle times, and NaN != NaN)
+        assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
 def test_trace_that_ends_early_is_reported() -> None:
