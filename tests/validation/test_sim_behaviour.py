@@ -169,6 +169,8 @@ def test_bad_inputs_are_reported() -> None:
         simulate(m)
     with pytest.raises(ValueError, match="node 7"):
         simulate(m, trace=[request(0, 7, 0, 1.0, 1.0)], cycles=10, batches=2)
+    with pytest.raises(ValueError, match="node -1, but the machine has nodes 0 to 1"):
+        simulate(m, trace=[request(0, -1, 0, 1.0, 1.0)], cycles=10, batches=2)
     with pytest.raises(ValueError, match="thread 5"):
         simulate(m, trace=[compute(5, 1.0)], cycles=10, batches=2)
     with pytest.raises(ValueError, match="unknown keyword"):

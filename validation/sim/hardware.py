@@ -686,9 +686,9 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
                 x.work += w
                 return (end, nxt(), compute_done, x)
             d = rec[3]
-            if d >= N:
+            if not 0 <= d < N:
                 raise ValueError(f"thread {x.index}: request to node {d}, but the machine has "
-                                 f"{N} nodes")
+                                 f"nodes 0 to {N - 1}")
             nd = x.node
             dn = nodes[d]
             m = [x, nd, dn, rec[5], rec[6], rec[7], rec[4], _REQUEST, 0.0, None, now, dn, 0, 0,
