@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from typing import Any, Mapping, TypedDict
 
 import numpy as np
 
@@ -917,9 +917,12 @@ def solve(params: INIParams | None = None, method: str = "thesis", *, tol: float
 # presets (thesis chapters 5 and 6)
 # ---------------------------------------------------------------------------
 
+# the keys of FIGURE_6_3, typed so that ``INIParams(N=..., **FIGURE_6_3)`` type-checks
+_Figure63 = TypedDict("_Figure63", {"W": float, "o": float, "O": float, "l": float, "L": float})
+
 #: Figure 6-3 of the thesis: W = 41789, o = 742, O = 2336, l = L = 0 (cycles of
 #: the 20 MHz Alewife); N varies.  Use ``INIParams(N=..., **FIGURE_6_3)``.
-FIGURE_6_3: dict[str, float] = {"W": 41789.0, "o": 742.0, "O": 2336.0, "l": 0.0, "L": 0.0}
+FIGURE_6_3: _Figure63 = {"W": 41789.0, "o": 742.0, "O": 2336.0, "l": 0.0, "L": 0.0}
 
 #: Thesis Table 5.1 (send path, unloaded INI, machine cycles at 20 MHz):
 #: message length (bytes) -> handler, queue, slid_win, UDP, IP, total.

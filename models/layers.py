@@ -640,7 +640,7 @@ def block_fetch(comm: Any = None, proto: Any = None, block_size: Any = 64, *,
 
 
 def _diff_parts(c: CommParams, p: ProtocolParams, diff_words: np.ndarray, compared: np.ndarray,
-                request_size: np.ndarray) -> dict[str, np.ndarray]:
+                request_size: np.ndarray) -> dict[str, Any]:
     create = compared * p.diff_compare + diff_words * p.diff_word
     msg = _message(c, diff_words * np.asarray(p.word_bytes) + request_size, True)
     apply = np.asarray(p.handler_base) + diff_words * p.diff_apply
@@ -741,9 +741,9 @@ def _queues(classes: Sequence[dict[str, Any]], T: np.ndarray) -> dict[str, tuple
     """Per-resource M/G/1 wait and utilization at a node, for counts spread over time ``T``."""
     out = {}
     for r in _RESOURCES:
-        lam = 0.0
-        first = 0.0
-        second = 0.0
+        lam: np.ndarray | float = 0.0
+        first: np.ndarray | float = 0.0
+        second: np.ndarray | float = 0.0
         for k in classes:
             rate = k["n"] / T
             for s in k["visits"][r]:

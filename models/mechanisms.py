@@ -556,12 +556,16 @@ def _stall(p: dict[str, np.ndarray], mech: str, wait: Any, *, ideal: bool = Fals
     return np.maximum(0.0, t_bulk - p["slack"]) / p["bulk_values"]
 
 
-def _wait(p: dict[str, np.ndarray], spec: dict[str, Any], T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean wait per crossing message at a bisection channel, and its utilization."""
+def _wait(p: dict[str, np.ndarray], spec: dict[str, Any], T: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray | float]:
+    """Mean wait per crossing message at a bisection channel, and its utilization.
+
+    The utilization is an array (a float 0.0 only if ``spec`` had no messages).
+    """
     c, B = p["channels"], p["bisection_bandwidth"]
     rate_ch = p["processors"] * p["cross_fraction"] / (T * c)  # per value-time, per channel
     lam = 0.0
-    m1 = 0.0
+    m1: np.ndarray | float = 0.0
     m2 = 0.0
     for n, size in spec["msgs"]:
         s = size * c / B

@@ -103,7 +103,7 @@ def round_trip(system: str) -> int:
     [440, 584, 1164]
     """
     col = _column(system)
-    return int(sum(int(row[col]) for row in TABLE_1))  # type: ignore[call-overload]
+    return int(sum(int(row[col]) for row in TABLE_1))
 
 
 def occupancies(system: str) -> dict[str, int]:
@@ -120,7 +120,7 @@ def occupancies(system: str) -> dict[str, int]:
     {'request': 52, 'reply': 204, 'response': 60}
     """
     col = _column(system)
-    return {h: int(sum(int(TABLE_1[i][col]) for i in rows))  # type: ignore[call-overload]
+    return {h: int(sum(int(TABLE_1[i][col]) for i in rows))
             for h, rows in HANDLER_ROWS.items()}
 
 
@@ -531,7 +531,7 @@ def _shared(a: Mapping[str, np.ndarray]) -> PDQResult:
     sat_proc = (a["vac"] >= 1.0) | (lam * Seff >= cap_inf)
     sat_key = (a["lam"] * a["fk"] * pmax * Seff >= 1.0) & ~sat_proc
     sat = sat_proc | sat_key
-    lam_ok = np.where(sat, 0.0, lam).ravel()
+    lam_ok: np.ndarray = np.where(sat, 0.0, lam).ravel()   # flat here, reshaped at the end
     cinf = np.where(sat, 1.0, cap_inf).ravel()
     av = avail.ravel()
     Sf = np.where(sat | ~np.isfinite(Seff), 1.0, Seff).ravel()
@@ -542,8 +542,8 @@ def _shared(a: Mapping[str, np.ndarray]) -> PDQResult:
         first[sel] = np.searchsorted(Du[j], np.minimum(cinf[sel], av[sel]) * (1.0 - 1e-12))
     first = np.clip(first, 1, _NMAX)
     nmax = int(first.max(initial=1))
-    N = np.empty(av.size)
-    conflict = np.empty(av.size)
+    N: np.ndarray = np.empty(av.size)
+    conflict: np.ndarray = np.empty(av.size)
     for lo in range(0, av.size, _CHUNK):
         sl = slice(lo, lo + _CHUNK)
         cap = np.minimum(av[sl, None], Du[inv[sl], :nmax + 1])
@@ -622,9 +622,9 @@ def _spinlock(a: Mapping[str, np.ndarray]) -> PDQResult:
     lam_k = (lam * fk * slow).ravel()
     hold_f = hold.ravel()
     conc = np.minimum(1.0, avail - 1.0).ravel()
-    spin = np.zeros(lam_k.size)
-    conflict = np.zeros(lam_k.size)
-    rmax = np.zeros(lam_k.size)
+    spin: np.ndarray = np.zeros(lam_k.size)
+    conflict: np.ndarray = np.zeros(lam_k.size)
+    rmax: np.ndarray = np.zeros(lam_k.size)
     for j, (K_, s_) in enumerate(uniq):
         sel = inv == j
         p = key_probabilities(int(K_), s_)

@@ -769,7 +769,8 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
     check_choice("policy", policy, POLICIES)
     check_kwargs("solve", options, ("method", "damping", "tol", "max_iter", "fallback",
                                     "on_fail"))
-    opts = {"damping": 0.5, "tol": 1e-10, "max_iter": 10_000, "fallback": True, "on_fail": "warn"}
+    opts: dict[str, Any] = {"damping": 0.5, "tol": 1e-10, "max_iter": 10_000, "fallback": True,
+                            "on_fail": "warn"}
     opts.update(options)
     method = opts.pop("method", "auto")
     check_choice("method", method, METHODS)
@@ -782,9 +783,10 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
     else:
         out = _network_formulas(a, policy, method=method, tol=opts["tol"],
                                 max_iter=opts["max_iter"], on_fail=opts["on_fail"])
-    vals = {k: (v if k in ("method", "iterations", "residual") else
-                (bool(v) if np.ndim(v) == 0 and np.asarray(v).dtype == bool else scalar_or_array(v)))
-            for k, v in out.items()}
+    vals: dict[str, Any] = {
+        k: (v if k in ("method", "iterations", "residual") else
+            (bool(v) if np.ndim(v) == 0 and np.asarray(v).dtype == bool else scalar_or_array(v)))
+        for k, v in out.items()}
     return PolicyResult(policy=policy, **vals)
 
 

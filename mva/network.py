@@ -30,11 +30,14 @@ throughput of class ``c`` *at station* ``k`` (visits per time unit) is
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ._validate import check_choice, check_integer, check_nonnegative, fmt_value
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["ClosedNetwork", "visit_ratios", "KINDS", "DISCIPLINES"]
 
@@ -160,6 +163,22 @@ class ClosedNetwork:
     disciplines: tuple[str, ...] = None  # type: ignore[assignment]
     station_names: tuple[str, ...] = None  # type: ignore[assignment]
     class_names: tuple[str, ...] = None  # type: ignore[assignment]
+
+    if TYPE_CHECKING:
+        # The constructor accepts what ``__post_init__`` converts (array_like,
+        # sequences, scalars); the fields above are the converted types.
+        def __init__(self, *, demands: ArrayLike, populations: ArrayLike,
+                     think_times: ArrayLike | None = None,
+                     kinds: str | Sequence[str] | None = None,
+                     servers: ArrayLike | None = None,
+                     rates: Sequence[ArrayLike | None] | None = None,
+                     cs2: ArrayLike | None = None,
+                     visits: ArrayLike | None = None,
+                     chains: ArrayLike | None = None,
+                     priorities: ArrayLike | None = None,
+                     disciplines: str | Sequence[str] | None = None,
+                     station_names: str | Sequence[str] | None = None,
+                     class_names: str | Sequence[str] | None = None) -> None: ...
 
     def __post_init__(self) -> None:  # noqa: C901 - one validation pass
         put = object.__setattr__

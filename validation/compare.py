@@ -262,9 +262,9 @@ def _per_resource(res: Any, kind: str, measure: str, per_server: bool = False,
         scale = 1.0 / c if per_server else c if times_servers else 1.0
         e = pooled[measure]
         return float(e.mean) * scale, float(e.half_width) * scale
-    scale = [1.0 / r.servers if per_server else float(r.servers) if times_servers else 1.0
-             for r in rs]
-    return _avg([getattr(r, measure) for r in rs], scale)
+    scales = [1.0 / r.servers if per_server else float(r.servers) if times_servers else 1.0
+              for r in rs]
+    return _avg([getattr(r, measure) for r in rs], scales)
 
 
 def _measures_from_sim(family: str, res: Any, params: Any) -> dict[str, tuple[float, float]]:
@@ -377,30 +377,31 @@ def _model_values(family: str, params: Any, method: str,
         return np.asarray(x, dtype=float)
 
     if family == "lopc":
-        from models.lopc import solve
-        r = solve(params, method=method, **options)
-        return {"R": a(r.R), "R_w": a(r.R_w), "R_q": a(r.R_q), "R_y": a(r.R_y),
-                "U_h": a(r.U_q) + a(r.U_y), "Q_h": a(r.Q_q) + a(r.Q_y)}
+        from models.lopc import solve as solve_lopc
+        lo = solve_lopc(params, method=method, **options)
+        return {"R": a(lo.R), "R_w": a(lo.R_w), "R_q": a(lo.R_q), "R_y": a(lo.R_y),
+                "U_h": a(lo.U_q) + a(lo.U_y), "Q_h": a(lo.Q_q) + a(lo.Q_y)}
     if family == "ini":
-        from models.ini import solve
-        r = solve(params, method=method, **options)
+        from models.ini import solve as solve_ini
+        r = solve_ini(params, method=method, **options)
         return {"R": a(r.R), "R_w": a(r.R_w), "R_q": a(r.R_q), "R_y": a(r.R_y),
                 "R_o": a(r.R_o), "U_o": a(r.U_o), "Q_o": a(r.Q_o),
                 "U_h": a(r.U_q) + a(r.U_y), "Q_h": a(r.Q_q) + a(r.Q_y)}
     if family == "policy":
-        from models.policy import solve
-        r = solve(params, method, **options)
-        return {"R": a(r.cycle_time), "X": a(r.throughput), "T": a(r.execution_time),
-                "U_pp": a(r.pp_utilization), "R_req": a(r.R_request), "R_reply": a(r.R_reply),
-                "R_resp": a(r.R_response), "P_int": a(r.interrupt_probability)}
-    from models.pdq import solve
-    r = solve(params, method, **options)
-    return {"R": a(r.response_time), "U": a(r.utilization), "N": a(r.mean_in_system)}
+        from models.policy import solve as solve_policy
+        po = solve_policy(params, method, **options)
+        return {"R": a(po.cycle_time), "X": a(po.throughput), "T": a(po.execution_time),
+                "U_pp": a(po.pp_utilization), "R_req": a(po.R_request), "R_reply": a(po.R_reply),
+                "R_resp": a(po.R_response), "P_int": a(po.interrupt_probability)}
+    from models.pdq import solve as solve_pdq
+    pq = solve_pdq(params, method, **options)
+    return {"R": a(pq.response_time), "U": a(pq.utilization), "N": a(pq.mean_in_system)}
 
 
 def _check_method(family: str, method: str | None) -> str:
     if method is None:
         return DEFAULT_METHOD[family]
+    METHODS: tuple[str, ...]
     if family == "lopc":
         from models.lopc import METHODS
     elif family == "ini":

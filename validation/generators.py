@@ -240,7 +240,7 @@ def thread_records(workload: Workload, machine: Machine, thread: int, rng: rando
 
     def chunks() -> Iterator[list[Record]]:
         left = total
-        nones = [None] * _CHUNK
+        nones: list[Any] = [None] * _CHUNK  # an empty column, of any field
         ths = [thread] * _CHUNK
         computes = ["compute"] * _CHUNK
         requests_ = ["request"] * _CHUNK

@@ -173,7 +173,7 @@ def grids(quick: bool = True) -> dict[str, dict[str, Any]]:
     ini_pts = []
     for O, _ in loads:
         for N in Ns:
-            kw = dict(FIGURE_6_3)
+            kw = FIGURE_6_3.copy()
             kw["O"] = O
             ini_pts.append(INIParams(S=N, K=1, **kw))
     out["ini"] = {"params": ini_pts, "methods": ["best", "thesis", "schweitzer"],
@@ -363,7 +363,8 @@ def targets_table(evaluated: Sequence[TargetResult], *, extra: Mapping[str, floa
     def pct(x: float) -> str:
         return "-" if not math.isfinite(x) else f"{100 * x:.2f}%"
 
-    rows = {"target": [], "bound": [], "achieved": [], "status": [], "worst point": []}
+    rows: dict[str, list[str]] = {"target": [], "bound": [], "achieved": [], "status": [],
+                                  "worst point": []}
     for r in evaluated:
         t = r.target
         rows["target"].append(t.description)

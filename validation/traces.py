@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import IO, Any, Iterable, Iterator, NamedTuple
+from typing import IO, Any, Callable, Iterable, Iterator, NamedTuple
 
 __all__ = ["Record", "TraceFormatError", "read_trace", "write_trace", "compute", "request",
            "detect_format", "CSV_HEADER", "FORMATS", "SEQUENTIAL", "NOSYNC"]
@@ -368,7 +368,7 @@ def read_trace(source: str | os.PathLike[str] | IO[str], *, format: str | None =
     return _read_stream(source, fmt, label)
 
 
-def _parser(fmt: str):  # type: ignore[no-untyped-def]
+def _parser(fmt: str) -> Callable[[Iterable[str], str], Iterator[Record]]:
     if fmt == "csv":
         return _csv_records
     if fmt == "jsonl":
@@ -380,14 +380,14 @@ def _read_path(path: str, fmt: str, label: str) -> Iterator[Record]:
     parse = _parser(fmt)
     if path.lower().endswith(".gz"):
         import gzip
-        fh: IO[bytes] = gzip.open(path, "rb")
+        fh: IO[bytes] | gzip.GzipFile = gzip.open(path, "rb")
     else:
         fh = open(path, "rb")
     with fh:
         yield from parse(_decoded_bytes(fh, label), label)
 
 
-def _decoded_bytes(fh: IO[bytes], label: str) -> Iterator[str]:
+def _decoded_bytes(fh: Iterable[bytes], label: str) -> Iterator[str]:
     it = iter(fh)
     lineno = 0
     while True:

@@ -361,7 +361,7 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
     def travel_const(now: float, m: list[Any], a: _Node, b: _Node) -> tuple:
         """:func:`travel_any` with a constant latency on a one-level machine."""
         m[_TO] = b
-        return (now + lat_direct, nxt(), node_arrive, m)
+        return (now + lat_direct, nxt(), node_arrive, m)  # type: ignore[operator]  # not None here
 
     lat_direct = lat_c if not clustered else None
     travel = travel_any if lat_direct is None else travel_const
@@ -685,7 +685,7 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
                 x.comp_start = now
                 x.work += w
                 return (end, nxt(), compute_done, x)
-            d = rec[3]
+            d: int = rec[3]  # type: ignore[assignment]  # a request record has a dest
             if not 0 <= d < N:
                 raise ValueError(f"thread {x.index}: request to node {d}, but the machine has "
                                  f"nodes 0 to {N - 1}")

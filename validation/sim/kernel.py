@@ -55,6 +55,9 @@ from typing import Any, Callable
 
 __all__ = ["Kernel", "Stop", "Pause"]
 
+# an event function ``fn(time, arg)``: returns the next event tuple to swap in, or None
+_EventFn = Callable[[float, Any], "tuple[Any, ...] | None"]
+
 
 class Stop(Exception):
     """Raised by an event to end the run."""
@@ -78,12 +81,12 @@ class Kernel:
     __slots__ = ("heap", "counter", "next_seq", "now")
 
     def __init__(self) -> None:
-        self.heap: list[tuple[float, int, Callable[[float, Any], None], Any]] = []
+        self.heap: list[tuple[float, int, _EventFn, Any]] = []
         self.counter = itertools.count()
         self.next_seq = self.counter.__next__
         self.now = 0.0
 
-    def schedule(self, time: float, fn: Callable[[float, Any], None], arg: Any = None) -> None:
+    def schedule(self, time: float, fn: _EventFn, arg: Any = None) -> None:
         """Run ``fn(time, arg)`` at ``time``."""
         heapq.heappush(self.heap, (time, self.next_seq(), fn, arg))
 

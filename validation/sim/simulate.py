@@ -117,10 +117,10 @@ def _ratio(num: float, den: float) -> float:
     return num / den if den else float("nan")
 
 
-def _measures(a: Snapshot, b: Snapshot, run: RawRun) -> dict[str, Any]:
-    """Every reported mean over the window ``(a, b]``."""
+def _measures(a: Snapshot, b: Snapshot, run: RawRun) -> dict[str | tuple[str, str], Any]:
+    """Every reported mean over the window ``(a, b]`` (pool measures keyed ``(name, kind)``)."""
     dt = b.time - a.time
-    out: dict[str, Any] = {
+    out: dict[str | tuple[str, str], Any] = {
         "cycle_time": _ratio(b.cycle_sum - a.cycle_sum, b.cycles - a.cycles),
         "throughput": _ratio(b.completed - a.completed, dt),
         "round_trip": _ratio(b.response_sum - a.response_sum, b.completed - a.completed),
