@@ -23,7 +23,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "simulate", help="run the trace-driven simulator on a model's machine or a trace",
         description="Simulate the machine a model describes (lopc, ini, policy) or a trace file, "
-                    "and print means with 95%% confidence intervals.")
+                    "and print means with 95% confidence intervals.")
     p.add_argument("machine", choices=("lopc", "ini", "policy", "trace"),
                    help="which machine: a model's (parameters as options) or a trace file")
     p.add_argument("trace", nargs="?", default=None, help="trace file (machine 'trace')")
