@@ -192,7 +192,8 @@ class SimResult:
             "measure": names, "mean": [e.mean for e in ests],
             "ci95": [e.half_width for e in ests],
         }, title=f"simulation ({self.method}, n={self.n}, {self.counts.get('completed', 0)} "
-                 f"requests, {self.events} events, {self.wall_time:.2f} s)")
+                 f"requests, {self.events} events, {self.wall_time:.2f} s)",
+            formats={"ci95": ".3g"})
         res = Table.from_columns({
             "resource": [r.name for r in self.resources],
             "utilization": [r.utilization.mean for r in self.resources],
@@ -201,7 +202,9 @@ class SimResult:
             "qlen_ci95": [r.queue_length.half_width for r in self.resources],
             "throughput": [r.throughput for r in self.resources],
             "residence": [r.residence for r in self.resources],
-        }, title="resources")
+        }, title="resources", formats={"utilization": ".4f", "util_ci95": ".2g",
+                                       "queue_length": ".4f", "qlen_ci95": ".2g",
+                                       "throughput": ".4g", "residence": ".5g"})
         return [summary, res]
 
     def summary(self, format: str = "md") -> str:
