@@ -235,37 +235,8 @@ def eliminate(system: EquationSystem, keep: Any, *,
             raise ValueError(f"using: no equation labelled {label!r} (for {u}); labels are "
                              f"{list(system.equations)}")
     for u in todo:
-        if u in using:
-            label = using[u]
-            if label not in remaining:
-                raise ValueError(f"using: equation {label!r} was already used")
-            sol = _solve_for(remaining[label], u)
-            if sol is None:
-                raise ValueError(f"cannot isolate unknown {u} uniquely in equation {label!r}")
-            used.append((u, label))
-            del remaining[label]
-            remaining = {k: sympy.Eq(e.lhs.subs(u, sol), e.rhs.subs(u, sol), evaluate=False)
-                         for k, e in remaining.items()}
-            solutions = {k: sympy.cancel(v.subs(u, sol)) for k, v in solutions.items()}
-            solutions[u] = sol
-            continue
-        cands = []
-        for label, eq in remaining.items():
-            expr = eq.lhs - eq.rhs
-            if u not in expr.free_symbols:
-                continue
-            num = sympy.numer(sympy.together(expr))
-            try:
-                deg = sympy.Poly(sympy.expand(num), u).degree()
-            except sympy.PolynomialError:
-                deg = 99
-            cands.append((deg, len(expr.free_symbols), label))
-        for _deg, _nfree, label in sorted(cands):
-            sol = _solve_for(remaining[label], u)
-            if sol is not None:
-                break
-        else:
-            raise ValueError(f"cannot isolate unknown {u} uniquely in any remaining equation")
+        label, sol = (_given_equation(remaining, using[u], u) if u in using
+                      else _lowest_degree_equation(remaining, u))
         used.append((u, label))
         del remaining[label]
         remaining = {k: sympy.Eq(e.lhs.subs(u, sol), e.rhs.subs(u, sol), evaluate=False)
@@ -275,6 +246,38 @@ def eliminate(system: EquationSystem, keep: Any, *,
     (label, last), = remaining.items()
     residual = sympy.cancel(last.lhs - last.rhs)
     return Elimination(keep=keep, residual=residual, solutions=solutions, order=tuple(used))
+
+
+def _given_equation(remaining: dict[str, Any], label: str, u: Any) -> tuple[str, Any]:
+    """Equation ``label`` (named by ``using``) solved for ``u``."""
+    if label not in remaining:
+        raise ValueError(f"using: equation {label!r} was already used")
+    sol = _solve_for(remaining[label], u)
+    if sol is None:
+        raise ValueError(f"cannot isolate unknown {u} uniquely in equation {label!r}")
+    return label, sol
+
+
+def _lowest_degree_equation(remaining: dict[str, Any], u: Any) -> tuple[str, Any]:
+    """The remaining equation of lowest degree in ``u`` (then fewest symbols), solved for ``u``."""
+    import sympy
+
+    cands = []
+    for label, eq in remaining.items():
+        expr = eq.lhs - eq.rhs
+        if u not in expr.free_symbols:
+            continue
+        num = sympy.numer(sympy.together(expr))
+        try:
+            deg = sympy.Poly(sympy.expand(num), u).degree()
+        except sympy.PolynomialError:
+            deg = 99
+        cands.append((deg, len(expr.free_symbols), label))
+    for _deg, _nfree, label in sorted(cands):
+        sol = _solve_for(remaining[label], u)
+        if sol is not None:
+            return label, sol
+    raise ValueError(f"cannot isolate unknown {u} uniquely in any remaining equation")
 
 
 def clear_denominators(expr: Any, var: Any) -> tuple[Any, Any, list[Any]]:
