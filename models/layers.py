@@ -383,34 +383,32 @@ def layer_settings(code: str) -> tuple[CommParams, ProtocolParams]:
     return comm_preset(core[0] + ("+" if plus else "")), protocol_preset(core[1])
 
 
-def _as_comm(comm: Any) -> CommParams:
-    if comm is None:
-        return CommParams()
-    if isinstance(comm, CommParams):
-        return comm
-    if isinstance(comm, str):
-        return comm_preset(comm)
-    names = np.asarray(comm)
+def _as_params(value: Any, cls: type, preset: Any, name: str) -> Any:
+    """``value`` as a ``cls``: None (defaults), a ``cls``, a preset code, or an array of codes.
+
+    An array of codes gives one ``cls`` whose fields are arrays of that shape.
+    """
+    if value is None:
+        return cls()
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, str):
+        return preset(value)
+    names = np.asarray(value)
     if names.dtype.kind in "US":  # an array of preset codes -> vectorised parameters
-        flat = [comm_preset(str(n)) for n in names.ravel()]
-        return CommParams(**{f.name: np.array([getattr(c, f.name) for c in flat]).reshape(names.shape)
-                             for f in fields(CommParams)})
-    raise ValueError(f"comm must be CommParams, a preset code or an array of codes; got {comm!r}")
+        flat = [preset(str(n)) for n in names.ravel()]
+        return cls(**{f.name: np.array([getattr(c, f.name) for c in flat]).reshape(names.shape)
+                      for f in fields(cls)})
+    raise ValueError(f"{name} must be {cls.__name__}, a preset code or an array of codes; "
+                     f"got {value!r}")
+
+
+def _as_comm(comm: Any) -> CommParams:
+    return _as_params(comm, CommParams, comm_preset, "comm")
 
 
 def _as_proto(proto: Any) -> ProtocolParams:
-    if proto is None:
-        return ProtocolParams()
-    if isinstance(proto, ProtocolParams):
-        return proto
-    if isinstance(proto, str):
-        return protocol_preset(proto)
-    names = np.asarray(proto)
-    if names.dtype.kind in "US":
-        flat = [protocol_preset(str(n)) for n in names.ravel()]
-        return ProtocolParams(**{f.name: np.array([getattr(p, f.name) for p in flat]).reshape(names.shape)
-                                 for f in fields(ProtocolParams)})
-    raise ValueError(f"proto must be ProtocolParams, a preset code or an array of codes; got {proto!r}")
+    return _as_params(proto, ProtocolParams, protocol_preset, "proto")
 
 
 # ---------------------------------------------------------------------------
