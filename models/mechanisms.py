@@ -683,6 +683,18 @@ class MechanismResult(ResultMixin):
     method: str = "M/G/1 bisection + illinois"
 
 
+
+def _with_overrides(fn: str, params: MechanismParams | None,
+                    overrides: dict[str, Any]) -> MechanismParams:
+    """``params`` (default: the defaults) with the keyword ``overrides`` of ``fn`` applied."""
+    from mva._validate import check_kwargs
+
+    params = params if params is not None else MechanismParams()
+    if not isinstance(params, MechanismParams):
+        raise ValueError(f"params must be MechanismParams; got {type(params).__name__}")
+    check_kwargs(fn, overrides, [f.name for f in fields(MechanismParams)])
+    return replace(params, **overrides) if overrides else params
+
 def solve(params: MechanismParams | None = None, mechanism: str = "shared_memory", *,
           hide_tol: float = 0.01, tol: float = 1e-12, on_fail: str = "warn",
           **overrides: Any) -> MechanismResult:
@@ -758,14 +770,7 @@ def solve(params: MechanismParams | None = None, mechanism: str = "shared_memory
     >>> solve(mechanism="shared_memory", bisection_bandwidth=1.0).region
     'congestion dominated'
     """
-    from mva._validate import check_kwargs
-
-    params = params if params is not None else MechanismParams()
-    if not isinstance(params, MechanismParams):
-        raise ValueError(f"params must be MechanismParams; got {type(params).__name__}")
-    check_kwargs("solve", overrides, [f.name for f in fields(MechanismParams)])
-    if overrides:
-        params = replace(params, **overrides)
+    params = _with_overrides("solve", params, overrides)
     mech = _mech(mechanism)
     check_nonnegative("hide_tol", hide_tol)
     check_choice("on_fail", on_fail, ("warn", "raise", "ignore"))
@@ -917,9 +922,7 @@ def crossover_bandwidth(params: MechanismParams | None = None, first: str = "sha
     >>> round(r.value, 2), r.first_wins_above
     (14.09, True)
     """
-    params = params if params is not None else MechanismParams()
-    if overrides:
-        params = replace(params, **overrides)
+    params = _with_overrides("crossover_bandwidth", params, overrides)
     check_positive("lo", lo)
     check_positive("hi", hi)
     if not lo < hi:
@@ -957,9 +960,7 @@ def crossover_latency(params: MechanismParams | None = None, first: str = "share
     >>> round(r.value, 2), r.first_wins_above
     (15.21, False)
     """
-    params = params if params is not None else MechanismParams()
-    if overrides:
-        params = replace(params, **overrides)
+    params = _with_overrides("crossover_latency", params, overrides)
     check_nonnegative("lo", lo)
     check_positive("hi", hi)
     if not lo < hi:
