@@ -665,14 +665,10 @@ def _network_formulas(a: Mapping[str, np.ndarray], policy: str, *, method: str, 
     rows = [_network_point(dict(zip(names, u)), policy, method, tol, max_iter) for u in uniq]
     col = {k: np.array([r[k] for r in rows])[inv].reshape(shape) for k in rows[0]} if rows else {}
     conv = col["conv"]
-    if not np.all(conv) and on_fail != "ignore":
-        from mva.errors import ConvergenceError, ConvergenceWarning
-        msg = (f"policy model ({method} MVA) did not converge at {int(np.sum(~conv))} of "
-               f"{conv.size} points")
-        if on_fail == "raise":
-            raise ConvergenceError(msg)
-        import warnings
-        warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+    if not np.all(conv):
+        from mva.errors import report_nonconvergence
+        report_nonconvergence(on_fail, f"policy model ({method} MVA) did not converge at "
+                              f"{int(np.sum(~conv))} of {conv.size} points")
     R, X, D = col["R"], col["X"], col["D"]
     R0 = a["C"] + col["D"] - col["P_int"] * (0.0 if fixed else a["O_int"]) + (
         a["t_extra"] + (a["t_transfer"] if fixed else 0.0) + 2.0 * a["L"])

@@ -65,7 +65,6 @@ J. A. Rolia and K. C. Sevcik, "The Method of Layers", IEEE TSE 21(8), 1995.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -73,7 +72,7 @@ import numpy as np
 
 from ._model import Compiled, cap_utilization, compile_network, make_result
 from ._validate import check_choice, check_integer, check_positive
-from .errors import ConvergenceError, ConvergenceWarning, SaturationError
+from .errors import SaturationError, report_nonconvergence
 from .network import ClosedNetwork
 from .priority import aggregate, class_terms, queue_residence
 from .results import MVAResult
@@ -259,12 +258,9 @@ def _check_common(network: Any, tol: Any, max_iter: Any, on_fail: Any, multiserv
 
 
 def _report(on_fail: str, who: str, iterations: int, residual: float, tol: float) -> None:
-    msg = (f"{who} did not converge after {iterations} iterations (residual {residual:.3g} > "
-           f"tol {tol:.3g})")
-    if on_fail == "raise":
-        raise ConvergenceError(msg, iterations=iterations, residual=residual)
-    if on_fail == "warn":
-        warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+    report_nonconvergence(on_fail, f"{who} did not converge after {iterations} iterations "
+                          f"(residual {residual:.3g} > tol {tol:.3g})",
+                          iterations=iterations, residual=residual)
 
 
 def _prepare(network: ClosedNetwork, multiserver: str) -> tuple[Compiled, Compiled, np.ndarray]:

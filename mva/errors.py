@@ -44,3 +44,19 @@ class ConvergenceError(RuntimeError):
 
 class ConvergenceWarning(RuntimeWarning):
     """An iterative solver stopped before reaching its tolerance."""
+
+
+def report_nonconvergence(on_fail: str, message: str, *, iterations: int | None = None,
+                          residual: float | None = None, stacklevel: int = 3) -> None:
+    """Follow the ``on_fail`` convention for a solver that stopped short.
+
+    ``"raise"`` raises :class:`ConvergenceError`, ``"warn"`` issues a
+    :class:`ConvergenceWarning` attributed ``stacklevel`` frames above the
+    caller, ``"ignore"`` does nothing.
+    """
+    if on_fail == "raise":
+        raise ConvergenceError(message, iterations=iterations, residual=residual)
+    if on_fail == "warn":
+        import warnings
+        warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel + 1)
+

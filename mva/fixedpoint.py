@@ -19,14 +19,13 @@ default) emits :class:`~mva.errors.ConvergenceWarning`, ``"raise"`` raises
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from ._validate import check_choice, check_integer, check_positive, check_probability
-from .errors import ConvergenceError, ConvergenceWarning
+from .errors import report_nonconvergence
 
 __all__ = ["FixedPointResult", "RootResult", "fixed_point", "bracketed_root"]
 
@@ -83,12 +82,9 @@ class RootResult:
 
 
 def _report(on_fail: str, what: str, iterations: int, residual: float, n_bad: int) -> None:
-    msg = (f"{what} did not converge at {n_bad} grid point(s) after {iterations} iterations "
-           f"(largest residual {residual:.3g})")
-    if on_fail == "raise":
-        raise ConvergenceError(msg, iterations=iterations, residual=residual)
-    if on_fail == "warn":
-        warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+    report_nonconvergence(on_fail, f"{what} did not converge at {n_bad} grid point(s) after "
+                          f"{iterations} iterations (largest residual {residual:.3g})",
+                          iterations=iterations, residual=residual)
 
 
 def _rel_residual(gx: np.ndarray, x: np.ndarray) -> np.ndarray:
