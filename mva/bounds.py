@@ -21,13 +21,14 @@ analysis of queueing networks", CACM 25(2), 1982, pp. 134-141.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ._validate import check_integer, check_nonnegative, scalar_or_array
 from .network import ClosedNetwork
+from .results import plain_dict
 
 __all__ = ["Bounds", "aba_bounds", "balanced_job_bounds"]
 
@@ -62,8 +63,7 @@ class Bounds:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary (arrays as lists)."""
-        return {f.name: (v.tolist() if isinstance(v := getattr(self, f.name), np.ndarray) else v)
-                for f in fields(self)}
+        return plain_dict(self)
 
     def contains(self, throughput: Any) -> Any:
         """True where ``throughput_lower <= throughput <= throughput_upper`` (1e-12 slack)."""

@@ -37,6 +37,7 @@ from ._validate import (check_choice, check_integer, check_nonnegative, check_po
                         scalar_or_array)
 from .errors import SaturationError
 from .network import visit_ratios
+from .results import plain_dict
 
 __all__ = ["OpenQueueResult", "mm1", "mmc", "mg1", "mg1_wait", "erlang_c", "OpenNetwork",
            "OpenNetworkResult", "solve_open"]
@@ -78,8 +79,7 @@ class OpenQueueResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary (arrays as lists)."""
-        return {f.name: (v.tolist() if isinstance(v := getattr(self, f.name), np.ndarray) else v)
-                for f in fields(self)}
+        return plain_dict(self)
 
     def to_frame(self) -> Any:
         """:class:`pandas.DataFrame` with one row per (broadcast) point."""
@@ -528,8 +528,7 @@ class OpenNetworkResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary (arrays as lists)."""
-        return {f.name: (v.tolist() if isinstance(v := getattr(self, f.name), np.ndarray)
-                         else list(v) if isinstance(v, tuple) else v) for f in fields(self)}
+        return plain_dict(self)
 
     def to_frame(self) -> Any:
         """Long-format :class:`pandas.DataFrame`, one row per (class, station)."""

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["MVAResult", "ResultMixin"]
+__all__ = ["MVAResult", "ResultMixin", "plain_dict"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,3 +172,24 @@ class ResultMixin:
             except ValueError:      # not per grid point (e.g. a per-station vector)
                 continue
         return pd.DataFrame(out)
+
+
+def plain_dict(result: Any) -> dict[str, Any]:
+    """The fields of a result dataclass as plain Python (arrays and tuples become lists).
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Demo:
+    ...     x: object
+    ...     names: tuple = ("a",)
+    >>> plain_dict(Demo(x=np.array([1.0, 2.0])))
+    {'x': [1.0, 2.0], 'names': ['a']}
+    """
+    out: dict[str, Any] = {}
+    for f in fields(result):
+        v = getattr(result, f.name)
+        out[f.name] = v.tolist() if isinstance(v, np.ndarray) else list(v) if isinstance(v, tuple) else v
+    return out
+
