@@ -34,6 +34,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 
 
+def best_of(fn, repeat: int):
+    """(best wall time over ``repeat`` calls of ``fn``, the last call's result)."""
+    best, out = math.inf, None
+    for _ in range(max(1, repeat)):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
 def brentq_point(N: float, W: float, o: float, l: float, O: float, L: float) -> float:
     """R from the ten published equations by scipy's brentq (one point)."""
     from scipy.optimize import brentq
@@ -77,11 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     o = np.linspace(0, 2000, max(1, n // 100_000))[None, None, None, :]
     mesh = dict(N=N, W=W, O=O, o=o, l=50.0, L=200.0)
     size = int(np.broadcast(N, W, O, o).size)
-    best = math.inf
-    for _ in range(args.repeat):
-        t = time.perf_counter()
-        r = ini.solve(**mesh)
-        best = min(best, time.perf_counter() - t)
+    best, r = best_of(lambda: ini.solve(**mesh), args.repeat)
     assert np.all(r.converged) and np.shape(r.R) == np.broadcast(N, W, O, o).shape
     print(f"  open-mesh grid ({size:,} points):             {best:8.3f} s  "
           f"= {size / best:12,.0f} points/s")
@@ -90,11 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     flat = dict(N=rng.uniform(1, 64, n), W=rng.uniform(0, 1e5, n), o=rng.uniform(0, 2000, n),
                 l=rng.uniform(0, 500, n), O=rng.uniform(100, 5000, n),
                 L=rng.uniform(0, 2000, n))
-    best_flat = math.inf
-    for _ in range(args.repeat):
-        t = time.perf_counter()
-        rf = ini.solve(**flat)
-        best_flat = min(best_flat, time.perf_counter() - t)
+    best_flat, rf = best_of(lambda: ini.solve(**flat), args.repeat)
     assert np.all(rf.converged)
     print(f"  flat random grid ({n:,} points, 6 arrays):  {best_flat:8.3f} s  "
           f"= {n / best_flat:12,.0f} points/s")
@@ -119,11 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     # LoPC on the same number of points
     lp = dict(P=16, W=rng.uniform(0, 1e5, n), o=rng.uniform(0, 2000, n), L=rng.uniform(0, 2000, n))
     lopc.solve(P=16, W=1.0, o=1.0, L=1.0)
-    best_l = math.inf
-    for _ in range(args.repeat):
-        t = time.perf_counter()
-        rl = lopc.solve(**lp)
-        best_l = min(best_l, time.perf_counter() - t)
+    best_l, rl = best_of(lambda: lopc.solve(**lp), args.repeat)
     assert np.all(rl.converged)
     print(f"LoPC 'lopc' method, flat random grid ({n:,} points): {best_l:8.3f} s  "
           f"= {n / best_l:12,.0f} points/s")
