@@ -44,6 +44,7 @@ from typing import Any, Mapping, TypedDict
 
 import numpy as np
 
+from mva.params import declarations, param, validate_fields
 from mva.results import ResultMixin
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
                            check_positive, scalar_or_array)
@@ -144,47 +145,55 @@ class INIParams:
     4.0
     """
 
-    N: Any = None
-    W: Any
-    o: Any
-    l: Any = 0.0  # noqa: E741 - the thesis's symbol
-    O: Any  # noqa: E741
-    L: Any = 0.0
-    cs2_o: Any = 1.0
-    cs2_O: Any = 1.0
-    S: Any = None
-    K: Any = 1
-    clusters: int = 2
-    dispatch: str = "static"
+    N: Any = param(symbol="N", meaning="PEs per INI node (give N or S)", unit="", low=0,
+                   low_open=True, optional=True, valid=(1, 32), scale="log", integral=True,
+                   default=None, typical=4)
+    W: Any = param(symbol="W", meaning="mean compute time between blocking requests",
+                   unit="cycles", low=0, valid=(0, 1e6), scale="log", typical=41789.0)
+    o: Any = param(symbol="o", meaning="mean message-handler overhead at a PE", unit="cycles",
+                   low=0, valid=(1, 5000), scale="log", typical=742.0)
+    l: Any = param(symbol="l", meaning="intra-cluster network latency",  # noqa: E741
+                   unit="cycles", low=0, valid=(0, 10000), scale="log", default=0.0)
+    O: Any = param(symbol="O", meaning="mean message-processing overhead at an INI",  # noqa: E741
+                   unit="cycles", low=0, valid=(1, 10000), scale="log", typical=2336.0)
+    L: Any = param(symbol="L", meaning="inter-cluster network latency", unit="cycles", low=0,
+                   valid=(0, 10000), scale="log", default=0.0)
+    cs2_o: Any = param(symbol="cs2_o", meaning="SCV of the PE handler time", unit="", low=0,
+                       valid=(0, 10), default=1.0)
+    cs2_O: Any = param(symbol="cs2_O", meaning="SCV of the INI service time", unit="", low=0,
+                       valid=(0, 10), default=1.0)
+    S: Any = param(symbol="S", meaning="PEs per cluster (default N K)", unit="", kind="int",
+                   low=1, optional=True, default=None, cli=False)
+    K: Any = param(symbol="K", meaning="INI nodes per cluster", unit="", kind="int", low=1,
+                   valid=(1, 8), default=1)
+    clusters: int = param(symbol="clusters", meaning="number of clusters", unit="", kind="int",
+                          low=2, valid=(2, 64), scale="log", default=2)
+    dispatch: str = param(symbol="dispatch", meaning="how a cluster's messages are spread "
+                          "over its K INIs", unit="", kind="choice", choices=DISPATCH,
+                          default="static")
 
     def __post_init__(self) -> None:
-        check_choice("dispatch", self.dispatch, DISPATCH)
-        K = check_integer("K", self.K, minimum=1)
-        clusters = int(check_integer("clusters", self.clusters, minimum=2))
+        v = validate_fields(self, skip=("N", "S"))
+        K, clusters = v["K"], int(v["clusters"])
+        decl = declarations(self)
         if self.N is None and self.S is None:
             raise ValueError("give N (PEs per INI) or S (PEs per cluster); got neither")
         if self.S is not None:
-            S = check_integer("S", self.S, minimum=1)
+            S = decl["S"].check(self.S)
             N = S / K
             if self.N is not None:
-                Ngiven = check_positive("N", self.N)
+                Ngiven = decl["N"].check(self.N)
                 if not np.allclose(Ngiven * K, S):
                     raise ValueError(f"N must equal S / K when both are given; got N={self.N!r}, "
                                      f"S={self.S!r}, K={self.K!r}")
         else:
-            N = check_positive("N", self.N)
+            N = decl["N"].check(self.N)
             S_float = N * K
             if np.all(np.isclose(S_float, np.round(S_float))):
                 S = np.round(S_float).astype(np.int64)
             else:
                 S = None
-        W = check_nonnegative("W", self.W)
-        o = check_nonnegative("o", self.o)
-        l_ = check_nonnegative("l", self.l)
-        O = check_nonnegative("O", self.O)
-        L = check_nonnegative("L", self.L)
-        check_nonnegative("cs2_o", self.cs2_o)
-        check_nonnegative("cs2_O", self.cs2_O)
+        W, o, l_, O, L = v["W"], v["o"], v["l"], v["O"], v["L"]
         r0 = W + 2 * l_ + 2 * L + 2 * o + 4 * O
         if np.any(r0 <= 0):
             raise ValueError("W + 2l + 2L + 2o + 4O (the contention-free round trip) must be > 0; "

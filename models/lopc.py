@@ -30,6 +30,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from mva.params import param, validate_fields
 from mva.results import ResultMixin
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
                            scalar_or_array)
@@ -100,18 +101,20 @@ class LoPCParams:
     1300.0
     """
 
-    P: Any
-    W: Any
-    o: Any
-    L: Any
-    cs2: Any = 1.0
+    P: Any = param(symbol="P", meaning="processors (one thread each)", unit="", kind="int",
+                   low=2, valid=(2, 1024), scale="log", typical=16)
+    W: Any = param(symbol="W", meaning="mean compute time between blocking requests",
+                   unit="cycles", low=0, valid=(0, 1e5), scale="log", typical=1000.0)
+    o: Any = param(symbol="o", meaning="mean handler occupancy of a request or a reply",
+                   unit="cycles", low=0, valid=(1, 5000), scale="log", typical=100.0)
+    L: Any = param(symbol="L", meaning="one-way network latency", unit="cycles", low=0,
+                   valid=(0, 5000), scale="log", typical=50.0)
+    cs2: Any = param(symbol="cs2", meaning="squared coefficient of variation (SCV) of the "
+                     "handler time", unit="", low=0, valid=(0, 10), default=1.0)
 
     def __post_init__(self) -> None:
-        P = check_integer("P", self.P, minimum=2)
-        W = check_nonnegative("W", self.W)
-        o = check_nonnegative("o", self.o)
-        L = check_nonnegative("L", self.L)
-        c = check_nonnegative("cs2", self.cs2)
+        v = validate_fields(self)
+        P, W, o, L, c = v["P"], v["W"], v["o"], v["L"], v["cs2"]
         try:
             np.broadcast_shapes(P.shape, W.shape, o.shape, L.shape, c.shape)
         except ValueError:

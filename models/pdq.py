@@ -40,6 +40,7 @@ import numpy as np
 
 from mva._validate import (check_choice, check_integer, check_nonnegative,
                            check_positive, check_probability, scalar_or_array)
+from mva.params import declarations, param, validate_fields
 from mva.results import ResultMixin
 
 __all__ = [
@@ -216,48 +217,55 @@ class PDQParams:
     0.02
     """
 
-    k: Any = 2
-    arrival_rate: Any = None
-    load: Any = None
-    S: Any = 100.0
-    cs2: Any = 1.0
-    n_keys: Any = 64
-    key_skew: Any = 0.0
-    f_sequential: Any = 0.0
-    f_nosync: Any = 0.0
-    o_lock: Any = 70.0
-    multiplexed: bool = False
-    compute_utilization: Any = 0.0
-    O_int: Any = 200.0
-    o_sched: Any = 120.0
-    clock_hz: Any = 400e6
+    k: Any = param(symbol="k", meaning="protocol processors (SMP processors when multiplexed)",
+                   unit="", kind="int", low=1, valid=(1, 16), default=2)
+    arrival_rate: Any = param(symbol="lambda", meaning="Poisson arrival rate of handlers at the "
+                              "node (give arrival_rate or load)", unit="per cycle", low=0,
+                              optional=True, default=None)
+    load: Any = param(symbol="rho", meaning="offered load per processor, arrival_rate S / k "
+                      "(give arrival_rate or load)", unit="", low=0, optional=True,
+                      valid=(0.02, 0.95), default=None)
+    S: Any = param(symbol="S", meaning="mean handler occupancy", unit="cycles", low=0,
+                   low_open=True, valid=(10, 1000), scale="log", default=100.0)
+    cs2: Any = param(symbol="cs2", meaning="SCV of the handler occupancy", unit="", low=0,
+                     valid=(0, 10), default=1.0)
+    n_keys: Any = param(symbol="n_keys", meaning="distinct synchronization keys", unit="",
+                        kind="int", low=1, high=10**6, valid=(1, 4096), scale="log",
+                        default=64)
+    key_skew: Any = param(symbol="s", meaning="Zipf exponent of key popularity (0 uniform)",
+                          unit="", low=0, valid=(0, 1.5), default=0.0)
+    f_sequential: Any = param(symbol="f_seq", meaning="fraction of sequential-key handlers",
+                              unit="", low=0, high=1, valid=(0, 0.2), default=0.0)
+    f_nosync: Any = param(symbol="f_nosync", meaning="fraction of nosync-key handlers", unit="",
+                          low=0, high=1, valid=(0, 0.5), default=0.0)
+    o_lock: Any = param(symbol="o_lock", meaning="spin-lock acquire and release cost per "
+                        "keyed handler (spinlock only)", unit="cycles", low=0, valid=(0, 500),
+                        default=70.0)
+    multiplexed: bool = param(symbol="multiplexed", meaning="Hurricane-1 Mult: processors "
+                              "compute and run handlers when idle", unit="", kind="bool",
+                              default=False, cli=False)
+    compute_utilization: Any = param(symbol="u_c", meaning="multiplexed only: fraction of "
+                                     "time a processor computes", unit="", low=0, high=1,
+                                     high_open=True, valid=(0, 0.9), default=0.0)
+    O_int: Any = param(symbol="O_int", meaning="multiplexed only: interrupt overhead",
+                       unit="cycles", low=0, valid=(0, 2000), default=200.0)
+    o_sched: Any = param(symbol="o_sched", meaning="multiplexed only: scheduling overhead per "
+                         "handler", unit="cycles", low=0, valid=(0, 1000), default=120.0)
+    clock_hz: Any = param(symbol="clock_hz", meaning="processor clock", unit="Hz", low=0,
+                          low_open=True, default=400e6)
 
     def __post_init__(self) -> None:
-        check_integer("k", self.k, minimum=1)
+        decl = declarations(self)
+        decl["k"].check(self.k)
         if (self.arrival_rate is None) == (self.load is None):
             raise ValueError("PDQParams needs exactly one of arrival_rate (handlers per cycle) "
                              f"and load (per processor); got arrival_rate={self.arrival_rate!r}, "
                              f"load={self.load!r}")
-        if self.arrival_rate is not None:
-            check_nonnegative("arrival_rate", self.arrival_rate)
-        else:
-            check_nonnegative("load", self.load)
-        check_positive("S", self.S)
-        check_nonnegative("cs2", self.cs2)
-        check_integer("n_keys", self.n_keys, minimum=1, maximum=10**6)
-        check_nonnegative("key_skew", self.key_skew)
-        fs = check_probability("f_sequential", self.f_sequential)
-        fn = check_probability("f_nosync", self.f_nosync)
+        v = validate_fields(self)
+        fs, fn = v["f_sequential"], v["f_nosync"]
         if np.any(fs + fn > 1.0 + 1e-12):
             raise ValueError("f_sequential + f_nosync must be <= 1; got "
                              f"{(fs + fn).max()!r}")
-        check_nonnegative("o_lock", self.o_lock)
-        if not isinstance(self.multiplexed, (bool, np.bool_)):
-            raise ValueError(f"multiplexed must be True or False; got {self.multiplexed!r}")
-        check_probability("compute_utilization", self.compute_utilization, open_high=True)
-        check_nonnegative("O_int", self.O_int)
-        check_nonnegative("o_sched", self.o_sched)
-        check_positive("clock_hz", self.clock_hz)
 
     @property
     def rate(self) -> Any:

@@ -44,6 +44,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from mva.params import param, validate_fields
 from mva.results import ResultMixin
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
                            check_positive, check_probability, scalar_or_array)
@@ -206,39 +207,57 @@ class PolicyParams:
     (600.0, 257.143)
     """
 
-    p: Any = 2
-    nodes: Any = 2
-    C: Any = None
-    U: Any = None
-    o_req: Any = 100.0
-    o_reply: Any = 100.0
-    o_resp: Any = 100.0
-    L: Any = 100.0
-    O_int: Any = 200.0
-    o_direct: Any = 40.0
-    o_indirect: Any = 60.0
-    t_transfer: Any = 100.0
-    o_dispatch: Any = 0.0
-    t_extra: Any = 0.0
-    handler_cs2: Any = 0.0
-    iterations: Any = 1000.0
-    clock_hz: Any = 200e6
+    p: Any = param(symbol="p", meaning="processors per SMP node, Fixed's protocol processor "
+                   "included", unit="", kind="int", low=1, valid=(1, 16), default=2)
+    nodes: Any = param(symbol="nodes", meaning="number of SMP nodes", unit="", kind="int",
+                       low=2, valid=(2, 64), scale="log", default=2)
+    C: Any = param(symbol="C", meaning="mean compute time between two requests of a thread "
+                   "(give C or U)", unit="cycles", low=0, optional=True, default=None)
+    U: Any = param(symbol="U", meaning="thread compute-utilization without contention, "
+                   "C / (C + L_min) (give C or U)", unit="", low=0, high=1, high_open=True,
+                   optional=True, valid=(0.02, 0.95), default=None, typical=0.5)
+    o_req: Any = param(
+        symbol="o_req", meaning="request-handler occupancy on the requester's protocol processor",
+        unit="cycles", low=0, valid=(20, 2000), scale="log", default=100.0)
+    o_reply: Any = param(
+        symbol="o_reply", meaning="reply-handler occupancy on the destination's protocol processor",
+        unit="cycles", low=0, valid=(20, 2000), scale="log", default=100.0)
+    o_resp: Any = param(
+        symbol="o_resp", meaning="response-handler occupancy on the requester's protocol processor",
+        unit="cycles", low=0, valid=(20, 2000), scale="log", default=100.0)
+    L: Any = param(symbol="L", meaning="one-way network latency",
+                 unit="cycles", low=0, valid=(10, 2000), scale="log", default=100.0)
+    O_int: Any = param(symbol="O_int", meaning="interrupt overhead (Floating and Single)",
+                     unit="cycles", low=0, valid=(0, 20000), scale="log", default=200.0)
+    o_direct: Any = param(
+        symbol="o_direct", meaning="direct overhead of a floating protocol processor per handler",
+        unit="cycles", low=0, valid=(0, 500), default=40.0)
+    o_indirect: Any = param(
+        symbol="o_indirect",
+        meaning="indirect overhead (cache interference, migration) per handler",
+        unit="cycles", low=0, valid=(0, 500), default=60.0)
+    t_transfer: Any = param(
+        symbol="t_transfer",
+        meaning="Fixed: compute/protocol-processor transfer latency per round trip",
+        unit="cycles", low=0, valid=(0, 1000), default=100.0)
+    o_dispatch: Any = param(symbol="o_dispatch", meaning="dispatch/polling cost per handler",
+                          unit="cycles", low=0, default=0.0)
+    t_extra: Any = param(
+        symbol="t_extra", meaning="other round-trip latency (no protocol processor, no network)",
+        unit="cycles", low=0, default=0.0)
+    handler_cs2: Any = param(symbol="handler_cs2", meaning="SCV of the handler occupancies",
+                             unit="", low=0, valid=(0, 4), default=0.0)
+    iterations: Any = param(symbol="iterations", meaning="total work per node, in request "
+                            "cycles", unit="requests", low=0, low_open=True, default=1000.0)
+    clock_hz: Any = param(symbol="clock_hz", meaning="processor clock", unit="Hz", low=0,
+                          low_open=True, default=200e6)
 
     def __post_init__(self) -> None:
-        check_integer("p", self.p, minimum=1)
-        check_integer("nodes", self.nodes, minimum=2)
         if (self.C is None) == (self.U is None):
+            validate_fields(self, skip=("C", "U"))
             raise ValueError("PolicyParams needs exactly one of C (compute time, cycles) and "
                              f"U (compute-utilization in [0, 1)); got C={self.C!r}, U={self.U!r}")
-        if self.C is not None:
-            check_nonnegative("C", self.C)
-        else:
-            check_probability("U", self.U, open_high=True)
-        for name in ("o_req", "o_reply", "o_resp", "L", "O_int", "o_direct", "o_indirect",
-                     "t_transfer", "o_dispatch", "t_extra", "handler_cs2"):
-            check_nonnegative(name, getattr(self, name))
-        check_positive("iterations", self.iterations)
-        check_positive("clock_hz", self.clock_hz)
+        validate_fields(self)
         if np.any(self.handler_sum <= 0):
             raise ValueError("o_req + o_reply + o_resp + 3 o_dispatch must be > 0; got "
                              f"{self.handler_sum!r}")

@@ -24,6 +24,8 @@ __all__ = [
     "check_choice",
     "check_kwargs",
     "check_finite",
+    "check_range",
+    "check_positive_or_inf",
     "scalar_or_array",
     "fmt_value",
 ]
@@ -133,6 +135,72 @@ def check_integer(name: str, value: Any, *, minimum: int | None = None,
     if maximum is not None and (iarr > maximum).any():
         raise ValueError(f"{name} must be <= {maximum}; got {_first_bad(iarr, iarr > maximum)!r}")
     return iarr
+
+
+def check_positive_or_inf(name: str, value: Any) -> np.ndarray:
+    """Return ``value`` as a float array; raise unless every element is ``> 0`` (``inf`` allowed).
+
+    Examples
+    --------
+    >>> check_positive_or_inf("bandwidth", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: bandwidth must be > 0 (inf allowed); got 0.0
+    """
+    arr = as_float_array(name, value)
+    bad = ~(arr > 0)  # NaN fails too; +inf allowed
+    if bad.any():
+        raise ValueError(f"{name} must be > 0 (inf allowed); got {_first_bad(arr, bad)!r}")
+    return arr
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def check_range(name: str, value: Any, *, low: float | None = None, high: float | None = None,
+                low_open: bool = False, high_open: bool = False,
+                allow_inf: bool = False) -> np.ndarray:
+    """Return ``value`` as a float array; raise unless every element lies in the interval.
+
+    ``low`` / ``high`` (``None``: unbounded) with ``low_open`` / ``high_open``
+    excluding the end points; ``allow_inf`` lets ``+inf`` through when
+    ``high`` is ``None``.
+
+    Examples
+    --------
+    >>> check_range("imbalance", [1.0, 2.5], low=1)
+    array([1. , 2.5])
+    >>> check_range("imbalance", 0.5, low=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: imbalance must be >= 1; got 0.5
+    >>> check_range("skew", -1, low=0, high=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: skew must lie in [0, 2]; got -1.0
+    """
+    arr = as_float_array(name, value)
+    ok = np.isfinite(arr) | (allow_inf & (arr == np.inf) & (high is None))
+    if low is not None:
+        ok &= (arr > low) if low_open else (arr >= low)
+    if high is not None:
+        ok &= (arr < high) if high_open else (arr <= high)
+    bad = ~ok
+    if bad.any():
+        if low is not None and high is not None:
+            what = (f"lie in {'(' if low_open else '['}{_num(low)}, {_num(high)}"
+                    f"{')' if high_open else ']'}")
+        elif low is not None:
+            what = f"{'>' if low_open else '>='} {_num(low)}"
+        elif high is not None:
+            what = f"{'<' if high_open else '<='} {_num(high)}"
+        else:
+            what = "finite"
+        if not allow_inf and what != "finite" and not np.isfinite(_first_bad(arr, bad)):
+            what = "finite and " + what if not what.startswith("lie") else what
+        raise ValueError(f"{name} must be {what}; got {_first_bad(arr, bad)!r}")
+    return arr
 
 
 def check_choice(name: str, value: Any, allowed: Iterable[str]) -> str:
