@@ -40,6 +40,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from mva.open import mg1_wait
+from mva.params import param, validate_fields
 from mva.results import ResultMixin
 from mva._validate import (as_float_array, check_choice, check_nonnegative, check_positive,
                            scalar_or_array)
@@ -165,30 +166,34 @@ class CommParams:
     ValueError: io_bus_bandwidth must be > 0 (inf allowed); got 0.0
     """
 
-    host_overhead: Any = 600.0
-    ni_occupancy: Any = 1000.0
-    ni_recv_occupancy: Any = None
-    io_bus_bandwidth: Any = 0.5
-    message_handling: Any = 200.0
-    link_latency: Any = 20.0
-    link_bandwidth: Any = 2.0
-    max_packet: Any = 4096.0
+    host_overhead: Any = param(symbol="o_host", meaning="host cycles busy sending one message",
+                               unit="cycles", low=0, valid=(0, 5000), default=600.0)
+    ni_occupancy: Any = param(symbol="o_ni", meaning="sending NI cycles per packet",
+                              unit="cycles", low=0, valid=(0, 5000), default=1000.0)
+    ni_recv_occupancy: Any = param(symbol="o_ni_recv", meaning="receiving NI cycles per packet "
+                                   "(default ni_occupancy)", unit="cycles", low=0,
+                                   optional=True, default=None)
+    io_bus_bandwidth: Any = param(symbol="B_io", meaning="I/O bus bandwidth", unit="bytes/cycle",
+                                  low=0, low_open=True, allow_inf=True, valid=(0.1, 4),
+                                  scale="log", default=0.5)
+    message_handling: Any = param(symbol="o_msg", meaning="polling cost from queue head to "
+                                  "handler start", unit="cycles", low=0, valid=(0, 1000),
+                                  default=200.0)
+    link_latency: Any = param(symbol="l_link", meaning="hardware link latency", unit="cycles",
+                              low=0, valid=(0, 100), default=20.0)
+    link_bandwidth: Any = param(symbol="B_link", meaning="link bandwidth", unit="bytes/cycle",
+                                low=0, low_open=True, allow_inf=True, valid=(0.5, 8),
+                                scale="log", default=2.0)
+    max_packet: Any = param(symbol="MTU", meaning="largest packet", unit="bytes", low=0,
+                            low_open=True, valid=(256, 8192), scale="log", default=4096.0)
 
     def __post_init__(self) -> None:
         s = object.__setattr__
-        s(self, "host_overhead", check_nonnegative("host_overhead", self.host_overhead))
-        s(self, "ni_occupancy", check_nonnegative("ni_occupancy", self.ni_occupancy))
-        nr = self.ni_occupancy if self.ni_recv_occupancy is None else self.ni_recv_occupancy
-        s(self, "ni_recv_occupancy", check_nonnegative("ni_recv_occupancy", nr))
-        s(self, "io_bus_bandwidth", _positive_or_inf("io_bus_bandwidth", self.io_bus_bandwidth))
-        s(self, "message_handling", check_nonnegative("message_handling", self.message_handling))
-        s(self, "link_latency", check_nonnegative("link_latency", self.link_latency))
-        s(self, "link_bandwidth", _positive_or_inf("link_bandwidth", self.link_bandwidth))
-        s(self, "max_packet", check_positive("max_packet", self.max_packet))
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if v.ndim == 0:
-                s(self, f.name, float(v))
+        if self.ni_recv_occupancy is None:
+            s(self, "ni_recv_occupancy", self.ni_occupancy)
+        v = validate_fields(self)
+        for name, arr in v.items():
+            s(self, name, float(arr) if arr.ndim == 0 else arr)
 
     @classmethod
     def preset(cls, name: str) -> "CommParams":
@@ -231,21 +236,28 @@ class ProtocolParams:
     (50.0, 5000.0)
     """
 
-    page_protection: Any = 50.0
-    diff_compare: Any = 10.0
-    diff_word: Any = 10.0
-    diff_apply: Any = 10.0
-    twin_creation: Any = 10000.0
-    handler_base: Any = 100.0
-    write_notice: Any = 20.0
-    page_bytes: Any = 4096.0
-    word_bytes: Any = 4.0
+    page_protection: Any = param(symbol="c_prot", meaning="mprotect cost per page",
+                                 unit="cycles", low=0, valid=(0, 500), default=50.0)
+    diff_compare: Any = param(symbol="c_cmp", meaning="diff creation: per word compared with "
+                              "the twin", unit="cycles", low=0, valid=(0, 50), default=10.0)
+    diff_word: Any = param(symbol="c_dw", meaning="diff creation: per word put in the diff",
+                           unit="cycles", low=0, valid=(0, 50), default=10.0)
+    diff_apply: Any = param(symbol="c_app", meaning="per diff word applied at the home",
+                            unit="cycles", low=0, valid=(0, 50), default=10.0)
+    twin_creation: Any = param(symbol="c_twin", meaning="cost of one twin (page copy)",
+                               unit="cycles", low=0, valid=(0, 20000), default=10000.0)
+    handler_base: Any = param(symbol="H_0", meaning="basic cost of a protocol handler",
+                              unit="cycles", low=0, valid=(0, 500), default=100.0)
+    write_notice: Any = param(symbol="c_wn", meaning="per write-notice element traversed",
+                              unit="cycles", low=0, valid=(0, 100), default=20.0)
+    page_bytes: Any = param(symbol="page", meaning="page size (coherence unit of HLRC)",
+                            unit="bytes", low=0, low_open=True, default=4096.0)
+    word_bytes: Any = param(symbol="word", meaning="word size", unit="bytes", low=0,
+                            low_open=True, default=4.0)
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            check = check_positive if f.name in ("page_bytes", "word_bytes") else check_nonnegative
-            v = check(f.name, getattr(self, f.name))
-            object.__setattr__(self, f.name, float(v) if v.ndim == 0 else v)
+        for name, v in validate_fields(self).items():
+            object.__setattr__(self, name, float(v) if v.ndim == 0 else v)
 
     @property
     def page_words(self) -> Any:
@@ -968,40 +980,58 @@ class AppProfile:
     ValueError: imbalance must be >= 1; got 0.5
     """
 
-    sequential_time: Any
-    processors: Any = 16.0
-    imbalance: Any = 1.0
-    block_fetches: Any = 0.0
-    block_size: Any = 64.0
-    page_fetches: Any = 0.0
-    diffs: Any = 0.0
-    diff_words: Any = 16.0
-    twins: Any = 0.0
-    protections: Any = 0.0
-    write_notices: Any = 0.0
-    messages: Any = 0.0
-    message_size: Any = 64.0
-    locks: Any = 0.0
-    barriers: Any = 0.0
-    request_size: Any = 16.0
+    sequential_time: Any = param(
+        symbol="sequential_time", meaning="cycles of the best sequential version",
+        unit="cycles", low=0, low_open=True, valid=(1e8, 1e10), scale="log", typical=1.6e9)
+    processors: Any = param(
+        symbol="processors", meaning="processors (one per node)",
+        unit="", low=1, valid=(2, 64), scale="log", default=16.0)
+    imbalance: Any = param(
+        symbol="imbalance", meaning="load imbalance (busiest / mean work)",
+        unit="", low=1, valid=(1, 2), default=1.0)
+    block_fetches: Any = param(
+        symbol="block_fetches", meaning="fine-grained (SC) remote block fetches per processor",
+        unit="", low=0, valid=(0, 1e6), default=0.0)
+    block_size: Any = param(
+        symbol="block_size", meaning="SC coherence block",
+        unit="bytes", low=0, low_open=True, valid=(32, 4096), scale="log", default=64.0)
+    page_fetches: Any = param(
+        symbol="page_fetches", meaning="HLRC page faults fetching from the home per processor",
+        unit="", low=0, valid=(0, 1e5), default=0.0)
+    diffs: Any = param(
+        symbol="diffs", meaning="diffs created and sent to homes per processor",
+        unit="", low=0, valid=(0, 1e5), default=0.0)
+    diff_words: Any = param(
+        symbol="diff_words", meaning="mean words per diff",
+        unit="words", low=0, valid=(0, 1024), default=16.0)
+    twins: Any = param(
+        symbol="twins", meaning="twins created per processor",
+        unit="", low=0, valid=(0, 1e5), default=0.0)
+    protections: Any = param(
+        symbol="protections", meaning="extra pages mprotect-ed per processor",
+        unit="", low=0, valid=(0, 1e5), default=0.0)
+    write_notices: Any = param(
+        symbol="write_notices", meaning="write-notice elements traversed per processor",
+        unit="", low=0, valid=(0, 1e6), default=0.0)
+    messages: Any = param(
+        symbol="messages", meaning="other one-way handler messages per processor",
+        unit="", low=0, valid=(0, 1e6), default=0.0)
+    message_size: Any = param(
+        symbol="message_size", meaning="size of those messages",
+        unit="bytes", low=0, low_open=True, valid=(16, 4096), scale="log", default=64.0)
+    locks: Any = param(
+        symbol="locks", meaning="remote lock acquires per processor",
+        unit="", low=0, valid=(0, 1e5), default=0.0)
+    barriers: Any = param(
+        symbol="barriers", meaning="barriers per processor",
+        unit="", low=0, valid=(0, 1e4), default=0.0)
+    request_size: Any = param(
+        symbol="request_size", meaning="size of requests, grants and synchronization messages",
+        unit="bytes", low=0, low_open=True, valid=(8, 256), scale="log", default=16.0)
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            name = f.name
-            if name in ("sequential_time", "block_size"):
-                v = check_positive(name, getattr(self, name))
-            elif name == "processors":
-                v = check_positive(name, getattr(self, name))
-                if (v < 1).any():
-                    raise ValueError(f"processors must be >= 1; got {v[v < 1].flat[0] if v.ndim else v.item()!r}")
-            elif name == "imbalance":
-                v = check_positive(name, getattr(self, name))
-                if (v < 1).any():
-                    raise ValueError(f"imbalance must be >= 1; got {v[v < 1].flat[0] if v.ndim else v.item()!r}")
-            else:
-                v = check_nonnegative(name, getattr(self, name))
+        for name, v in validate_fields(self).items():
             object.__setattr__(self, name, float(v) if v.ndim == 0 else v)
-
 
 @dataclass(frozen=True, kw_only=True)
 class SpeedupResult(ResultMixin):

@@ -37,6 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mva.open import mg1_wait
+from mva.params import param, validate_fields
 from mva.results import ResultMixin
 from mva._validate import (as_float_array, check_choice, check_nonnegative, check_positive,
                            check_probability, scalar_or_array)
@@ -447,51 +448,83 @@ class MechanismParams:
     ValueError: cross_fraction must lie in (0, 1]; got 1.5
     """
 
-    bisection_bandwidth: Any = 18.0
-    latency: Any = 15.0
-    processors: Any = 32.0
-    channels: Any = 8.0
-    cross_fraction: Any = 0.5
-    compute: Any = 200.0
-    values: Any = 1000.0
-    value_bytes: Any = 8.0
-    line_bytes: Any = 16.0
-    header_bytes: Any = 8.0
-    ref_bytes: Any = 24.0
-    sm_messages: Any = 4.0
-    sm_round_trips: Any = 2.0
-    sm_occupancy: Any = 20.0
-    prefetch_coverage: Any = 0.8
-    prefetch_distance: Any = 2.0
-    prefetch_overhead: Any = 2.0
-    interrupt_overhead: Any = 157.0
-    polling_overhead: Any = 102.0
-    values_per_message: Any = 1.0
-    slack: Any = None
-    bulk_values: Any = 16.0
-    gather_scatter: Any = 60.0
+    bisection_bandwidth: Any = param(
+        symbol="bisection_bandwidth", meaning="bisection bandwidth", unit="bytes/cycle", low=0,
+        low_open=True, allow_inf=True, valid=(0.5, 256), scale="log", default=18.0)
+    latency: Any = param(
+        symbol="latency", meaning="unloaded one-way network latency", unit="cycles", low=0,
+        valid=(1, 1000), scale="log", default=15.0)
+    processors: Any = param(
+        symbol="processors", meaning="processors P", unit="", low=0, low_open=True,
+        valid=(2, 1024), scale="log", default=32.0)
+    channels: Any = param(
+        symbol="channels", meaning="links across the bisection", unit="", low=0, low_open=True,
+        valid=(1, 64), scale="log", default=8.0)
+    cross_fraction: Any = param(
+        symbol="cross_fraction", meaning="fraction of messages crossing the bisection", unit="",
+        low=0, low_open=True, high=1, valid=(0.1, 1), default=0.5)
+    compute: Any = param(
+        symbol="compute", meaning="computation per communicated value", unit="cycles", low=0,
+        valid=(10, 10000), scale="log", default=200.0)
+    values: Any = param(
+        symbol="values", meaning="communicated values per processor", unit="", low=0,
+        low_open=True, valid=(10, 100000.0), scale="log", default=1000.0)
+    value_bytes: Any = param(
+        symbol="value_bytes", meaning="bytes of a value", unit="bytes", low=0, low_open=True,
+        default=8.0)
+    line_bytes: Any = param(
+        symbol="line_bytes", meaning="bytes of a cache line", unit="bytes", low=0, low_open=True,
+        default=16.0)
+    header_bytes: Any = param(
+        symbol="header_bytes", meaning="bytes of a message header", unit="bytes", low=0,
+        default=8.0)
+    ref_bytes: Any = param(
+        symbol="ref_bytes", meaning="packet size at which latency is quoted", unit="bytes",
+        low=0, default=24.0)
+    sm_messages: Any = param(
+        symbol="sm_messages", meaning="shared-memory messages per value", unit="", low=0,
+        low_open=True, default=4.0)
+    sm_round_trips: Any = param(
+        symbol="sm_round_trips",
+        meaning="shared-memory round trips per value on the critical path", unit="", low=0,
+        default=2.0)
+    sm_occupancy: Any = param(
+        symbol="sm_occupancy", meaning="controller and memory time per round trip",
+        unit="cycles", low=0, valid=(0, 500), default=20.0)
+    prefetch_coverage: Any = param(
+        symbol="prefetch_coverage", meaning="fraction of values prefetched", unit="", low=0,
+        high=1, valid=(0, 1), default=0.8)
+    prefetch_distance: Any = param(
+        symbol="prefetch_distance", meaning="values of computation between prefetch and use",
+        unit="", low=0, default=2.0)
+    prefetch_overhead: Any = param(
+        symbol="prefetch_overhead", meaning="cycles to issue a prefetch", unit="cycles", low=0,
+        default=2.0)
+    interrupt_overhead: Any = param(
+        symbol="interrupt_overhead",
+        meaning="processor cycles per message received by interrupt", unit="cycles", low=0,
+        valid=(10, 1000), scale="log", default=157.0)
+    polling_overhead: Any = param(
+        symbol="polling_overhead", meaning="processor cycles per message received by polling",
+        unit="cycles", low=0, valid=(10, 1000), scale="log", default=102.0)
+    values_per_message: Any = param(
+        symbol="values_per_message", meaning="values carried by one fine-grained message",
+        unit="", low=0, low_open=True, default=1.0)
+    slack: Any = param(
+        symbol="slack",
+        meaning="independent work overlapping one message latency (default compute)",
+        unit="cycles", low=0, optional=True, default=None)
+    bulk_values: Any = param(
+        symbol="bulk_values", meaning="values per bulk (DMA) transfer", unit="", low=0,
+        low_open=True, valid=(1, 1024), scale="log", default=16.0)
+    gather_scatter: Any = param(
+        symbol="gather_scatter", meaning="gather plus scatter cost per cache line of bulk data",
+        unit="cycles", low=0, valid=(0, 200), default=60.0)
 
     def __post_init__(self) -> None:
-        positive = {"bisection_bandwidth", "processors", "channels", "values", "value_bytes",
-                    "line_bytes", "values_per_message", "bulk_values", "sm_messages"}
-        for f in fields(self):
-            name = f.name
-            v = getattr(self, name)
-            if name == "slack" and v is None:
-                v = self.compute
-            if name == "bisection_bandwidth":
-                arr = as_float_array(name, v)
-                if (~(arr > 0)).any():  # inf allowed: an ideal network
-                    bad = arr[~(arr > 0)].flat[0] if arr.ndim else arr.item()
-                    raise ValueError(f"{name} must be > 0 (inf allowed); got {bad!r}")
-            elif name == "cross_fraction":
-                arr = check_probability(name, v, open_low=True)
-            elif name == "prefetch_coverage":
-                arr = check_probability(name, v)
-            elif name in positive:
-                arr = check_positive(name, v)
-            else:
-                arr = check_nonnegative(name, v)
+        if self.slack is None:
+            object.__setattr__(self, "slack", self.compute)
+        for name, arr in validate_fields(self).items():
             object.__setattr__(self, name, float(arr) if arr.ndim == 0 else arr)
         if np.any(np.asarray(self.sm_messages) < 2 * np.asarray(self.sm_round_trips)):
             raise ValueError("sm_messages must be >= 2 * sm_round_trips (each round trip is two "
