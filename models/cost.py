@@ -312,50 +312,7 @@ def policy_cost(params: PolicyParams, *, p: Iterable[int] = range(1, 9),
 # ---------------------------------------------------------------------------
 
 def register_cli(subparsers: Any) -> None:
-    """Add the ``cost`` subcommand (``smp-contention cost --preset fetch-block --U 0.3,0.7``)."""
-    from models._cli import add_common, int_list, number_list
-    from models.policy import PRESETS
+    """Add the ``cost`` subcommand (kept for compatibility: see :mod:`models.cli.cost`)."""
+    from models.cli.cost import register
 
-    ps = subparsers.add_parser(
-        "cost", help="cost-performance of Fixed and Floating against a uniprocessor node",
-        description="Costup 1 + f (p - 1), speedup against Single and cost-performance "
-                    "costup/speedup (cost-effective below 1) for the policy model, over a "
-                    "range of processors per node.")
-    ps.add_argument("--preset", choices=tuple(PRESETS), default="null-handler")
-    ps.add_argument("--p", type=int_list, default=list(range(1, 9)), help="processors per node")
-    ps.add_argument("--U", type=number_list, default=[0.3, 0.7], help="compute-utilization")
-    ps.add_argument("--O-int", dest="O_int", type=number_list, default=None,
-                    help="interrupt overhead (cycles)")
-    ps.add_argument("--f", type=float, default=DEFAULT_F,
-                    help="processor cost as a fraction of a uniprocessor node (default 0.3)")
-    add_common(ps)
-    ps.set_defaults(func=_cli_run)
-
-
-def _cli_run(args: Any) -> str:
-    from models._cli import emit
-    from models.policy import preset
-    from mva.table import Table
-
-    tables = []
-    for O in (args.O_int or [None]):
-        for U in args.U:
-            kw = {"U": U} if O is None else {"U": U, "O_int": O}
-            r = policy_cost(preset(args.preset, **kw), p=args.p, f=args.f)
-            rows: dict[str, list[Any]] = {"policy": [], "p": [], "costup": [], "speedup": [],
-                                          "cost_performance": [], "cost_effective": []}
-            for name, c in r.policies.items():
-                for j, pv in enumerate(c.p):
-                    rows["policy"].append(name)
-                    rows["p"].append(int(pv))
-                    rows["costup"].append(float(c.costup[j]))
-                    rows["speedup"].append(float(c.speedup[j]))
-                    rows["cost_performance"].append(float(c.cost_performance[j]))
-                    rows["cost_effective"].append(bool(c.cost_effective[j]))
-            title = (f"Cost-performance, {args.preset}, U={U:g}"
-                     + ("" if O is None else f", O_int={O:g}")
-                     + f", f={args.f:g}; most cost-effective: {r.most_cost_effective_policy}")
-            tables.append(Table.from_columns(rows, title=title,
-                                             formats={"costup": ".3g", "speedup": ".4g",
-                                                      "cost_performance": ".4g"}))
-    return emit(tables, args)
+    register(subparsers)

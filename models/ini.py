@@ -1024,49 +1024,7 @@ def ini_overhead(message_bytes: Any, path: str = "send") -> Any:
 # ---------------------------------------------------------------------------
 
 def register_cli(subparsers: Any) -> None:
-    """Add the ``ini`` subcommand (``smp-contention ini --N 1,2,4,8 ...``)."""
-    from models._cli import add_common, int_list, number_list
+    """Add the ``ini`` subcommand (kept for compatibility: see :mod:`models.cli.ini`)."""
+    from models.cli.ini import register
 
-    p = subparsers.add_parser(
-        "ini", help="two-level INI contention model (Jiang 1997, chapter 6)",
-        description="Round trip, queue lengths and utilizations of the INI model over a grid "
-                    "of the given values (comma lists or start:stop[:step] ranges). Defaults: "
-                    "the thesis's Figure 6-3 workload.")
-    p.add_argument("--N", type=number_list, default=[1, 2, 4, 8, 16], help="PEs per INI")
-    p.add_argument("--W", type=number_list, default=[FIGURE_6_3["W"]], help="compute time")
-    p.add_argument("--o", type=number_list, default=[FIGURE_6_3["o"]], help="PE handler time")
-    p.add_argument("--l", type=number_list, default=[0.0], help="intra-cluster latency")
-    p.add_argument("--O", type=number_list, default=[FIGURE_6_3["O"]], help="INI overhead")
-    p.add_argument("--L", type=number_list, default=[0.0], help="inter-cluster latency")
-    p.add_argument("--cs2-o", dest="cs2_o", type=number_list, default=[1.0],
-                   help="handler service SCV")
-    p.add_argument("--cs2-O", dest="cs2_O", type=number_list, default=[1.0],
-                   help="INI service SCV")
-    p.add_argument("--K", type=int_list, default=[1], help="INIs per cluster")
-    p.add_argument("--dispatch", choices=DISPATCH, default="static")
-    p.add_argument("--clusters", type=int, default=2)
-    p.add_argument("--method", choices=METHODS, default="thesis")
-    add_common(p)
-    p.set_defaults(func=_cli_run)
-
-
-def _cli_run(args: Any) -> str:
-    from models._cli import emit
-    from mva.table import tabulate
-
-    grid = {"N": args.N, "K": args.K, "W": args.W, "o": args.o, "l": args.l, "O": args.O,
-            "L": args.L, "cs2_o": args.cs2_o, "cs2_O": args.cs2_O}
-    grid = {k: v for k, v in grid.items() if len(v) > 1 or k in ("N",)}
-    fixed = {k: getattr(args, k)[0] for k in ("K", "W", "o", "l", "O", "L", "cs2_o", "cs2_O")
-             if k not in grid}
-
-    def fn(**kw: Any) -> INIResult:
-        return solve(INIParams(dispatch=args.dispatch, clusters=args.clusters, **kw),
-                     method=args.method)
-
-    table = tabulate(fn, grid, fixed=fixed,
-                     columns=["R", "contention", "Q_o", "U_o", "R_o", "Q_q", "Q_y"],
-                     title=f"INI model ({args.method}, dispatch={args.dispatch})",
-                     formats={"R": ".1f", "contention": ".1f", "Q_o": ".4f", "U_o": ".4f",
-                              "R_o": ".1f", "Q_q": ".4f", "Q_y": ".4f"})
-    return emit(table, args)
+    register(subparsers)

@@ -736,45 +736,7 @@ def optimal_servers(P: Any, W: Any, o: Any, L: Any, cs2: Any = 1.0, *,
 # ---------------------------------------------------------------------------
 
 def register_cli(subparsers: Any) -> None:
-    """Add the ``lopc`` subcommand (``smp-contention lopc --P 16 --W 1000 --o 100 --L 50``)."""
-    from models._cli import add_common, int_list, number_list
+    """Add the ``lopc`` subcommand (kept for compatibility: see :mod:`models.cli.lopc`)."""
+    from models.cli.lopc import register
 
-    p = subparsers.add_parser(
-        "lopc", help="LoPC request/reply contention (Frank, Agarwal, Vernon 1997)",
-        description="Round trip and contention cost of the LoPC all-to-all model over a grid "
-                    "of the given values (comma lists or start:stop[:step] ranges).")
-    p.add_argument("--P", type=int_list, default=[16], help="processors")
-    p.add_argument("--W", type=number_list, default=[1000.0], help="compute time (cycles)")
-    p.add_argument("--o", type=number_list, default=[100.0], help="handler occupancy (cycles)")
-    p.add_argument("--L", type=number_list, default=[50.0], help="network latency (cycles)")
-    p.add_argument("--cs2", type=number_list, default=[1.0], help="handler service SCV")
-    p.add_argument("--method", choices=METHODS, default="lopc")
-    p.add_argument("--client-server", dest="client_server", action="store_true",
-                   help="also print the best client/server split")
-    add_common(p)
-    p.set_defaults(func=_cli_run)
-
-
-def _cli_run(args: Any) -> str:
-    from models._cli import emit
-    from mva.table import Table, tabulate
-
-    grid = {"P": args.P, "W": args.W, "o": args.o, "L": args.L, "cs2": args.cs2}
-    tables = [tabulate(lambda **kw: solve(LoPCParams(**kw), method=args.method), grid,
-                       columns=["R", "contention", "R_w", "R_q", "R_y", "Q_q", "Q_y", "U_q"],
-                       title=f"LoPC all-to-all ({args.method})",
-                       formats={k: ".2f" for k in ("R", "contention", "R_w", "R_q", "R_y")}
-                       | {k: ".4f" for k in ("Q_q", "Q_y", "U_q")})]
-    if args.client_server:
-        from mva.table import grid_points
-
-        pts = grid_points({k: v for k, v in grid.items()})
-        best = optimal_servers(pts["P"], pts["W"], pts["o"], pts["L"], pts["cs2"],
-                               method="lopc" if args.method == "lopc" else "mva")
-        cols = dict(pts)
-        cols.update(servers=np.atleast_1d(best.servers), throughput=np.atleast_1d(best.throughput),
-                    all_to_all=np.atleast_1d(best.all_to_all_throughput))
-        tables.append(Table.from_columns(cols, title="Best client/server split "
-                                         f"({'lopc' if args.method == 'lopc' else 'mva'})",
-                                         formats={"throughput": ".6g", "all_to_all": ".6g"}))
-    return emit(tables, args)
+    register(subparsers)

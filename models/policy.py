@@ -894,10 +894,6 @@ def whatif_table(p: Any = (2, 4), U: Any = (0.3, 0.7)) -> Any:
 # command line
 # ---------------------------------------------------------------------------
 
-_CLI_FIELDS = ("p", "U", "C", "o_req", "o_reply", "o_resp", "L", "O_int", "o_direct",
-               "o_indirect", "t_transfer", "o_dispatch", "t_extra", "handler_cs2", "nodes")
-
-
 def equations() -> dict[str, Any]:
     """The closed-network cycle equations and the interrupt probability as SymPy equations.
 
@@ -956,67 +952,7 @@ def equations() -> dict[str, Any]:
 
 
 def register_cli(subparsers: Any) -> None:
-    """Add the ``policy`` subcommand (``smp-contention policy --preset null-handler ...``)."""
-    from models._cli import add_common, int_list, number_list
+    """Add the ``policy`` subcommand (kept for compatibility: see :mod:`models.cli.policy`)."""
+    from models.cli.policy import register
 
-    ps = subparsers.add_parser(
-        "policy", help="Fixed / Floating / Single protocol processing (Falsafi & Wood 1997)",
-        description="Cycle time, throughput, protocol-processor utilization, interrupt "
-                    "probability and execution-time ratios Floating/Fixed and Single/Fixed over "
-                    "a grid (comma lists or start:stop[:step] ranges). Defaults: the preset.")
-    ps.add_argument("--preset", choices=tuple(PRESETS), default="null-handler")
-    ps.add_argument("--policy", choices=("compare",) + POLICIES, default="compare",
-                    help="one policy, or 'compare' for all three and their ratios")
-    ps.add_argument("--p", type=int_list, default=[2, 3, 4, 5], help="processors per node")
-    ps.add_argument("--U", type=number_list, default=None, help="compute-utilization")
-    ps.add_argument("--C", type=number_list, default=None, help="compute time (cycles)")
-    ps.add_argument("--nodes", type=int_list, default=None, help="number of nodes")
-    for name in _CLI_FIELDS[3:-1]:
-        ps.add_argument(f"--{name.replace('_', '-')}", dest=name, type=number_list, default=None,
-                        help=f"{name} (cycles)" if name != "handler_cs2" else "handler SCV")
-    add_common(ps)
-    ps.set_defaults(func=_cli_run)
-
-
-def _cli_run(args: Any) -> str:
-    from models._cli import emit
-    from mva.table import Table, grid_points
-
-    base = dict(PRESETS[args.preset])
-    grid: dict[str, Any] = {"p": args.p}
-    if args.C is not None and args.U is not None:
-        raise ValueError("give --U or --C, not both")
-    if args.C is None:
-        grid["U"] = args.U if args.U is not None else [0.3, 0.7]
-    else:
-        grid["C"] = args.C
-    for name in _CLI_FIELDS[3:]:
-        v = getattr(args, name, None)
-        if v is not None:
-            grid[name] = v
-    shown = [k for k, v in grid.items() if len(v) > 1 or k in ("p", "U", "C")]
-    pts = grid_points(grid)
-    kw = {**base, **pts}
-    prm = PolicyParams(**kw)
-    cols: dict[str, Any] = {k: pts[k] for k in shown}
-    if args.policy == "compare":
-        c = compare(prm)
-        cols.update({
-            "X_fixed": np.atleast_1d(c.fixed.throughput) * 1e3,
-            "X_floating": np.atleast_1d(c.floating.throughput) * 1e3,
-            "X_single": np.atleast_1d(c.single.throughput) * 1e3,
-            "U_pp_fixed": c.fixed.pp_utilization, "U_pp_floating": c.floating.pp_utilization,
-            "P_int_floating": c.floating.interrupt_probability,
-            "floating/fixed": c.floating_over_fixed, "single/fixed": c.single_over_fixed})
-        title = f"Floating and Single against Fixed ({args.preset}); X in requests per 1000 cycles"
-    else:
-        r = solve(prm, args.policy)
-        cols.update({"cycle_time": r.cycle_time, "X_per_kcycle": np.atleast_1d(r.throughput) * 1e3,
-                     "U_pp": r.pp_utilization, "P_int": r.interrupt_probability,
-                     "exec_time_ms": np.atleast_1d(r.execution_time_s) * 1e3,
-                     "saturated": r.saturated})
-        title = f"{args.policy} policy ({args.preset})"
-    n = len(pts["p"])
-    data = {k: np.broadcast_to(np.asarray(v), (n,)) for k, v in cols.items()}
-    fmts = {k: ".4g" for k in data}
-    return emit(Table(columns=tuple(data), data=data, title=title, formats=fmts), args)
+    register(subparsers)

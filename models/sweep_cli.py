@@ -20,9 +20,10 @@ import argparse
 import importlib
 from typing import Any, Callable
 
-from ._cli import add_common, emit
+from .cli._common import add_common, emit
 
-__all__ = ["MODELS", "register_cli", "resolve_model", "parse_param", "run"]
+__all__ = ["MODELS", "PARAMS", "register_cli", "resolve_model", "parse_param", "run",
+           "model_defaults"]
 
 #: model name -> ``"module:function"`` (or ``"module:function|module:ParamsClass"``
 #: when the function takes a parameter object: the keywords that are fields of
@@ -34,6 +35,37 @@ MODELS: dict[str, str] = {
     "policy": "models.policy:solve|models.policy:PolicyParams",
     "pdq": "models.pdq:solve",
 }
+
+#: model name -> its parameter class: required parameters that ``--param`` leaves
+#: out take the declared typical value (:attr:`mva.params.Param.example`)
+PARAMS: dict[str, str] = {
+    "lopc": "models.lopc:LoPCParams",
+    "ini": "models.ini:INIParams",
+    "policy": "models.policy:PolicyParams",
+    "pdq": "models.pdq:PDQParams",
+}
+
+
+def model_defaults(name: str, given: Any) -> dict[str, Any]:
+    """Values for the parameters of model ``name`` that ``given`` lacks and the model requires.
+
+    Examples
+    --------
+    >>> model_defaults("ini", {"N": [1, 2]})
+    {'W': 41789.0, 'o': 742.0, 'O': 2336.0}
+    >>> model_defaults("lopc", {"P": [4], "W": [0.0]})
+    {'o': 100.0, 'L': 50.0}
+    """
+    if name not in PARAMS:
+        return {}
+    from mva.params import declarations
+
+    out = {}
+    for k, spec in declarations(_import(PARAMS[name])).items():
+        if k in given or spec.has_default or spec.example is None:
+            continue
+        out[k] = spec.example
+    return out
 
 
 def _import(spec: str) -> Any:
@@ -195,6 +227,7 @@ def run(args: argparse.Namespace) -> str:
     if not grid:
         raise ValueError("give at least one --param NAME=v1,v2,...")
     fn = resolve_model(args.model)
+    fixed = model_defaults(args.model, grid)
     executor: Any = None
     client = None
     if args.scheduler:
@@ -213,7 +246,7 @@ def run(args: argparse.Namespace) -> str:
                       chunk=args.chunk, seed=args.seed, replications=args.replications,
                       workers=args.workers, on_mismatch=args.on_mismatch,
                       vectorized=False if args.per_point else None,
-                      title=args.title)
+                      title=args.title, fixed=fixed or None)
     finally:
         if client is not None:
             client.close()
@@ -228,7 +261,9 @@ def register_cli(subparsers: Any) -> argparse.ArgumentParser:
                     "recording finished points in an SQLite --store so that an interrupted "
                     "sweep resumes where it stopped. MODEL is one of "
                     f"{', '.join(sorted(MODELS))} or module:function.")
-    p.add_argument("model", metavar="MODEL", help="model name or module:function")
+    p.add_argument("model", metavar="MODEL",
+                   help="model name or module:function; a model's parameters not given with "
+                        "--param take their defaults")
     p.add_argument("--param", "-p", action="append", type=parse_param, metavar="NAME=V1,V2,...",
                    help="a grid dimension (repeatable); values are comma lists or "
                         "start:stop[:step] ranges")

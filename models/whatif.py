@@ -15,7 +15,6 @@ Every table comes from the models; nothing here is typed in by hand.
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 import numpy as np
@@ -96,25 +95,7 @@ def report(*, P: int = 16, o: float = 100.0, L: float = 50.0,
 
 
 def register_cli(subparsers: Any) -> None:
-    """Add the ``whatif`` subcommand (also what ``smp-contention`` runs with no arguments)."""
-    from models._cli import add_common, int_list, number_list
+    """Add the ``whatif`` subcommand (kept for compatibility: see :mod:`models.cli.whatif`)."""
+    from models.cli.whatif import register
 
-    p = subparsers.add_parser(
-        "whatif", help="the default what-if report (LoPC, INI, policies)",
-        description="The default what-if report: what contention adds to a round trip "
-                    "(LoPC), INI queueing against PEs per INI (thesis Figure 6-3) and, "
-                    "Fixed/Floating/Single protocol processing.")
-    p.add_argument("--P", type=int, default=16, help="processors in the LoPC table (default 16)")
-    p.add_argument("--o", type=float, default=100.0, help="LoPC handler occupancy (cycles)")
-    p.add_argument("--L", type=float, default=50.0, help="LoPC network latency (cycles)")
-    p.add_argument("--W", type=number_list, default=list(DEFAULT_W),
-                   help="LoPC compute times to sweep (cycles)")
-    p.add_argument("--N", type=int_list, default=list(DEFAULT_N), help="PEs per INI to sweep")
-    add_common(p)
-    p.set_defaults(func=_cli_run)
-
-
-def _cli_run(args: argparse.Namespace) -> str:
-    from models._cli import emit
-
-    return emit(report(P=args.P, o=args.o, L=args.L, W=args.W, N=args.N), args)
+    register(subparsers)

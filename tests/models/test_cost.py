@@ -101,5 +101,5 @@ def test_cli_cost():
     for fmt in ("md", "csv", "html", "rst", "latex"):
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
-            assert main(["cost", "--preset", "fetch-block", "--U", "0.3", "-f", fmt]) == 0
+            assert main(["cost", "--preset", "fetch-block", "--U", "0.3", "--format", fmt]) == 0
         assert "cost" in buf.getvalue()

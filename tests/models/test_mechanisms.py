@@ -302,7 +302,7 @@ def _cli(argv):
 def test_cli():
     out = _cli(["mechanisms", "sweep", "--bandwidth", "1,18", "--mechanisms", "sm,polling"])
     assert "congestion dominated" in out and "latency hiding" in out
-    out = _cli(["mechanisms", "machines", "--evaluate", "-f", "csv"])
+    out = _cli(["mechanisms", "machines", "--evaluate", "--format", "csv"])
     assert out.count("\n") == 15 and "Stanford DASH" in out
     out = _cli(["mechanisms", "sweep", "--machine", "Stanford DASH", "--mechanisms", "sm"])
     assert "14.5" in out and "31" in out

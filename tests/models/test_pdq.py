@@ -223,7 +223,7 @@ def test_cli_pdq():
     for fmt in ("md", "rst", "latex", "csv", "html"):
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
-            assert main(["pdq", "--k", "1,2,4", "--preset", "hurricane", "-f", fmt]) == 0
+            assert main(["pdq", "--k", "1,2,4", "--preset", "hurricane", "--format", fmt]) == 0
         assert "R_shared" in buf.getvalue().replace("\\_", "_")
 
 

@@ -292,7 +292,7 @@ def test_cli_policy_formats():
         assert "floating/fixed" in out.replace("\\_", "_")
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        main(["policy", "--policy", "single", "--preset", "stache", "--U", "0.5", "-f", "csv"])
+        main(["policy", "--policy", "single", "--preset", "stache", "--U", "0.5", "--format", "csv"])
     assert buf.getvalue().startswith("p,U,cycle_time")
 
 
