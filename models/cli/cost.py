@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.cost import (DEFAULT_F, policy_cost)
+from models.cost import DEFAULT_F, policy_cost
 
 __all__ = ["register"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.ini import (DISPATCH, FIGURE_6_3, INIParams, INIResult, METHODS, solve)
+from models.ini import DISPATCH, FIGURE_6_3, INIParams, INIResult, METHODS, solve
 
 __all__ = ["register"]
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
 import argparse
+from typing import Any
 
-from models.layers import (AppProfile,
+from models.layers import (
+    AppProfile,
     COMM_PRESETS,
     CommParams,
     LAYER_COMBINATIONS,
@@ -15,7 +16,8 @@ from models.layers import (AppProfile,
     layer_settings,
     layered_whatif,
     message_cost,
-    page_fetch)
+    page_fetch,
+)
 
 __all__ = ["register"]
 
@@ -96,7 +98,7 @@ def _cli_speedup(args: argparse.Namespace) -> Any:
 
 def register(subparsers: Any) -> None:
     """Add the ``layers`` subcommand (``presets``, ``message``, ``fetch``, ``contention``, ``speedup``)."""
-    from models.cli._common import add_common, number_list
+    from models.cli._common import add_common, add_param_options, number_list
 
     parser = subparsers.add_parser(
         "layers", help="communication and protocol layers of software shared memory (003)",
@@ -123,8 +125,9 @@ def register(subparsers: Any) -> None:
 
     p = sub.add_parser("fetch", help="round trip of SC block fetches and HLRC page fetches")
     layers_arg(p, "AO,HO,BO,BB")
-    p.add_argument("--block-size", type=number_list, default=[64.0, 256.0, 1024.0, 4096.0])
-    p.add_argument("--diff-words", type=number_list, default=[0.0, 64.0])
+    add_param_options(p, AppProfile, ("block_size", "diff_words"),
+                      defaults={"block_size": [64.0, 256.0, 1024.0, 4096.0],
+                                "diff_words": [0.0, 64.0]})
     add_common(p)
     p.set_defaults(func=_cli_fetch)
 
@@ -132,22 +135,22 @@ def register(subparsers: Any) -> None:
     layers_arg(p, "AO,BO")
     p.add_argument("--rate", type=number_list, default=[1e-5, 5e-5, 1e-4],
                    help="fetches per node per cycle")
-    p.add_argument("--kind", choices=("block", "page"), default="block")
-    p.add_argument("--block-size", type=number_list, default=[64.0])
-    p.add_argument("--diff-words", type=number_list, default=[0.0])
+    p.add_argument("--kind", choices=("block", "page"), default="block",
+                   help="what is fetched: an SC block or an HLRC page (default: block)")
+    add_param_options(p, AppProfile, ("block_size", "diff_words"),
+                      defaults={"block_size": [64.0], "diff_words": [0.0]})
     add_common(p)
     p.set_defaults(func=_cli_contention)
 
     p = sub.add_parser("speedup", help="speedup of an application for layer combinations")
     layers_arg(p, ",".join(LAYER_COMBINATIONS))
     p.add_argument("--sequential-time", type=float, default=1.6e9, help="cycles (default 1.6e9)")
-    p.add_argument("--processors", type=float, default=16.0)
-    p.add_argument("--imbalance", type=float, default=1.0)
+    add_param_options(p, AppProfile, ("processors", "imbalance"),
+                      single=("processors", "imbalance"))
     for name, default in (("block-fetches", 0.0), ("page-fetches", 2000.0), ("diffs", 500.0),
                           ("twins", 500.0), ("protections", 0.0), ("write-notices", 0.0),
                           ("messages", 0.0), ("locks", 100.0), ("barriers", 20.0)):
         p.add_argument(f"--{name}", type=float, default=default, help=f"per processor (default {default:g})")
-    p.add_argument("--block-size", type=number_list, default=[64.0])
-    p.add_argument("--diff-words", type=number_list, default=[16.0])
+    add_param_options(p, AppProfile, ("block_size", "diff_words"))
     add_common(p)
     p.set_defaults(func=_cli_speedup)

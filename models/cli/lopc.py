@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from typing import Any
+
 import numpy as np
 
-from models.lopc import (LoPCParams, METHODS, optimal_servers, solve)
+from models.lopc import LoPCParams, METHODS, optimal_servers, solve
 
 __all__ = ["register"]
 

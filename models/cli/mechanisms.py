@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
 import argparse
+from typing import Any
 
-from models.mechanisms import (MECHANISMS,
+from models.mechanisms import (
+    MECHANISMS,
     MechanismParams,
     _mech,
     crossover_bandwidth,
@@ -13,7 +14,8 @@ from models.mechanisms import (MECHANISMS,
     machine,
     machine_table,
     miss_penalty_table,
-    sweep)
+    sweep,
+)
 
 __all__ = ["register"]
 
@@ -79,7 +81,7 @@ def _cli_alewife(args: argparse.Namespace) -> Any:
 
 def register(subparsers: Any) -> None:
     """Add the ``mechanisms`` subcommand (``sweep``, ``crossover``, ``machines``, ``alewife``)."""
-    from models.cli._common import add_common, number_list
+    from models.cli._common import add_common, add_param_options, number_list
 
     parser = subparsers.add_parser(
         "mechanisms", help="shared memory vs message passing against bandwidth and latency (002)",
@@ -91,12 +93,10 @@ def register(subparsers: Any) -> None:
     def common_model(p: argparse.ArgumentParser) -> None:
         p.add_argument("--machine", default=None, help="start from a Table 1 machine, e.g. 'MIT Alewife'")
         p.add_argument("--compute", type=float, default=None, help="cycles per value (default 200)")
-        p.add_argument("--processors", type=float, default=None)
-        p.add_argument("--channels", type=float, default=None)
-        p.add_argument("--sm-occupancy", dest="sm_occupancy", type=float, default=None)
-        p.add_argument("--values-per-message", dest="values_per_message", type=float, default=None)
-        p.add_argument("--bulk-values", dest="bulk_values", type=float, default=None)
-        p.add_argument("--prefetch-coverage", dest="prefetch_coverage", type=float, default=None)
+        names = ("processors", "channels", "sm_occupancy", "values_per_message", "bulk_values",
+                 "prefetch_coverage")
+        add_param_options(p, MechanismParams, names, defaults=dict.fromkeys(names), single=names,
+                          default_text=dict.fromkeys(names, "the machine's, else Alewife's"))
 
     p = sub.add_parser("sweep", help="time per value and region over bandwidth x latency")
     p.add_argument("--bandwidth", type=number_list, default=None,
@@ -111,10 +111,15 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=_cli_sweep)
 
     p = sub.add_parser("crossover", help="crossover bandwidth and latency between two mechanisms")
-    p.add_argument("--first", default="shared_memory")
-    p.add_argument("--second", default="polling")
-    p.add_argument("--latency", type=number_list, default=[15.0, 50.0, 100.0])
-    p.add_argument("--bandwidth", type=number_list, default=[4.0, 18.0, 64.0])
+    p.add_argument("--first", default="shared_memory",
+                   help="first mechanism (default: shared_memory)")
+    p.add_argument("--second", default="polling", help="second mechanism (default: polling)")
+    p.add_argument("--latency", type=number_list, default=[15.0, 50.0, 100.0],
+                   help="one-way latencies (cycles) at which to find the crossover bandwidth "
+                        "(default: 15,50,100)")
+    p.add_argument("--bandwidth", type=number_list, default=[4.0, 18.0, 64.0],
+                   help="bisection bandwidths (bytes/cycle) at which to find the crossover "
+                        "latency (default: 4,18,64)")
     common_model(p)
     add_common(p)
     p.set_defaults(func=_cli_crossover)

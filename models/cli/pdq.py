@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from typing import Any
+
 import numpy as np
 
-from models.pdq import (PRESETS, compare, preset)
+from models.pdq import PRESETS, compare, preset
 
 __all__ = ["register"]
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from typing import Any
+
 import numpy as np
 
-from models.policy import (POLICIES,
+from models.policy import (
+    POLICIES,
     PRESETS,
     PolicyParams,
     compare,
-    solve)
+    solve,
+)
 
 __all__ = ["register"]
 

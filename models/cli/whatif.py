@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
 import argparse
+from typing import Any
 
-from models.whatif import (DEFAULT_N, DEFAULT_W, report)
+from models.whatif import DEFAULT_N, DEFAULT_W, report
 
 __all__ = ["register"]
 
