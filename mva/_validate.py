@@ -126,7 +126,8 @@ def check_integer(name: str, value: Any, *, minimum: int | None = None,
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be an integer; got {value!r}") from None
-    bad = ~np.isfinite(arr) | (arr != np.round(arr))
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(arr) | (arr != np.round(arr)) | (np.abs(arr) > 2.0 ** 62)
     if bad.any():
         raise ValueError(f"{name} must be an integer; got {_first_bad(arr, bad)!r}")
     iarr = arr.astype(np.int64)

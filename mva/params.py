@@ -422,7 +422,8 @@ def design(cls: Any, n: int, *, seed: int, method: str = "sobol",
         u = np.random.default_rng(seed).random((n, d))
     out: dict[str, Any] = {k: _to_values(decl[k], u[:, j]) for j, k in enumerate(names)}
     out.update({k: np.broadcast_to(np.asarray(v), (n,)).copy()
-                if np.ndim(v) == 0 and not isinstance(v, str) else v for k, v in fixed.items()})
+                if np.ndim(v) == 0 and not isinstance(v, (str, bool)) and v is not None else v
+                for k, v in fixed.items()})
     if output == "dict":
         return out
     if output == "params":

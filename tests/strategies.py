@@ -98,6 +98,62 @@ __all__ += ["demands", "closed_networks", "single_class_networks"]
 # models
 # --------------------------------------------------------------------------
 
+#: the public parameter dataclasses of :mod:`models` (every field declared with
+#: :func:`mva.params.param`)
+PARAMETER_CLASSES = ("models.lopc:LoPCParams", "models.ini:INIParams",
+                     "models.policy:PolicyParams", "models.pdq:PDQParams",
+                     "models.layers:CommParams", "models.layers:ProtocolParams",
+                     "models.layers:AppProfile", "models.mechanisms:MechanismParams")
+
+
+def parameter_class(spec: str):
+    """``"module:Class"`` -> the class."""
+    import importlib
+
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def valid_values(spec):
+    """Values inside the declared *validity* range of a :class:`mva.params.Param`."""
+    if spec.kind == "bool":
+        return st.booleans()
+    if spec.kind == "choice":
+        return st.sampled_from(spec.choices)
+    lo, hi = spec.valid
+    if spec.kind == "int":
+        return st.integers(int(np.ceil(lo)), int(np.floor(hi)))
+    return st.floats(min_value=lo, max_value=hi, allow_nan=False, allow_infinity=False)
+
+
+def invalid_values(spec):
+    """Values outside the declared *legal* domain (must be rejected with a ValueError)."""
+    if spec.kind == "bool":
+        return st.sampled_from([0, 1, "yes", None])
+    if spec.kind == "choice":
+        return st.text(min_size=1, max_size=8).filter(lambda t: t not in spec.choices)
+    bad = [st.just(float("nan")), st.just("text")]
+    if not spec.allow_inf:
+        bad.append(st.just(float("inf")))
+    if spec.low is not None:
+        below = st.floats(max_value=spec.low, allow_nan=False, allow_infinity=False,
+                          exclude_max=not spec.low_open)
+        if spec.kind == "int":
+            below = st.integers(max_value=int(np.ceil(spec.low)) - (0 if spec.low_open else 1))
+        bad.append(below)
+    if spec.high is not None:
+        above = st.floats(min_value=spec.high, allow_nan=False, allow_infinity=False,
+                          exclude_min=not spec.high_open)
+        if spec.kind == "int":
+            above = st.integers(min_value=int(np.floor(spec.high)) + (0 if spec.high_open else 1))
+        bad.append(above)
+    if spec.kind == "int":
+        bad.append(st.floats(0.1, 0.9).map(lambda f: (spec.low or 0) + 1 + f))
+    return st.one_of(*bad)
+
+
+__all__ += ["PARAMETER_CLASSES", "parameter_class", "valid_values", "invalid_values"]
+
 # --------------------------------------------------------------------------
 # validation
 # --------------------------------------------------------------------------
