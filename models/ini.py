@@ -290,6 +290,17 @@ class INIResult(ResultMixin):
     iterations: int = 0
     residual: float = 0.0
 
+    # -- the shared result vocabulary (docs/guide/glossary.rst) -------------
+    @property
+    def cycle_time(self) -> Any:
+        """Alias of ``R``: a thread's time from one reply to the next (compute included), cycles."""
+        return self.R
+
+    @property
+    def round_trip(self) -> Any:
+        """``R - R_w``: request issued to reply handled (compute excluded), cycles."""
+        return scalar_or_array(np.asarray(self.R, float) - np.asarray(self.R_w, float))
+
 
 # ---------------------------------------------------------------------------
 # symbolic system

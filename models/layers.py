@@ -166,17 +166,17 @@ class CommParams:
     """
 
     host_overhead: Any = param(symbol="o_host", meaning="host cycles busy sending one message",
-                               unit="cycles", low=0, valid=(0, 5000), default=600.0)
+                               unit="cycles/message", low=0, valid=(0, 5000), default=600.0)
     ni_occupancy: Any = param(symbol="o_ni", meaning="sending NI cycles per packet",
-                              unit="cycles", low=0, valid=(0, 5000), default=1000.0)
+                              unit="cycles/packet", low=0, valid=(0, 5000), default=1000.0)
     ni_recv_occupancy: Any = param(symbol="o_ni_recv", meaning="receiving NI cycles per packet "
-                                   "(default ni_occupancy)", unit="cycles", low=0,
+                                   "(default ni_occupancy)", unit="cycles/packet", low=0,
                                    optional=True, default=None)
     io_bus_bandwidth: Any = param(symbol="B_io", meaning="I/O bus bandwidth", unit="bytes/cycle",
                                   low=0, low_open=True, allow_inf=True, valid=(0.1, 4),
                                   scale="log", default=0.5)
     message_handling: Any = param(symbol="o_msg", meaning="polling cost from queue head to "
-                                  "handler start", unit="cycles", low=0, valid=(0, 1000),
+                                  "handler start", unit="cycles/message", low=0, valid=(0, 1000),
                                   default=200.0)
     link_latency: Any = param(symbol="l_link", meaning="hardware link latency", unit="cycles",
                               low=0, valid=(0, 100), default=20.0)
@@ -236,19 +236,19 @@ class ProtocolParams:
     """
 
     page_protection: Any = param(symbol="c_prot", meaning="mprotect cost per page",
-                                 unit="cycles", low=0, valid=(0, 500), default=50.0)
+                                 unit="cycles/page", low=0, valid=(0, 500), default=50.0)
     diff_compare: Any = param(symbol="c_cmp", meaning="diff creation: per word compared with "
-                              "the twin", unit="cycles", low=0, valid=(0, 50), default=10.0)
+                              "the twin", unit="cycles/word", low=0, valid=(0, 50), default=10.0)
     diff_word: Any = param(symbol="c_dw", meaning="diff creation: per word put in the diff",
-                           unit="cycles", low=0, valid=(0, 50), default=10.0)
+                           unit="cycles/word", low=0, valid=(0, 50), default=10.0)
     diff_apply: Any = param(symbol="c_app", meaning="per diff word applied at the home",
-                            unit="cycles", low=0, valid=(0, 50), default=10.0)
+                            unit="cycles/word", low=0, valid=(0, 50), default=10.0)
     twin_creation: Any = param(symbol="c_twin", meaning="cost of one twin (page copy)",
-                               unit="cycles", low=0, valid=(0, 20000), default=10000.0)
+                               unit="cycles/twin", low=0, valid=(0, 20000), default=10000.0)
     handler_base: Any = param(symbol="H_0", meaning="basic cost of a protocol handler",
                               unit="cycles", low=0, valid=(0, 500), default=100.0)
     write_notice: Any = param(symbol="c_wn", meaning="per write-notice element traversed",
-                              unit="cycles", low=0, valid=(0, 100), default=20.0)
+                              unit="cycles/element", low=0, valid=(0, 100), default=20.0)
     page_bytes: Any = param(symbol="page", meaning="page size (coherence unit of HLRC)",
                             unit="bytes", low=0, low_open=True, default=4096.0)
     word_bytes: Any = param(symbol="word", meaning="word size", unit="bytes", low=0,

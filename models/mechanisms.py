@@ -463,7 +463,7 @@ class MechanismParams:
         symbol="cross_fraction", meaning="fraction of messages crossing the bisection", unit="",
         low=0, low_open=True, high=1, valid=(0.1, 1), default=0.5)
     compute: Any = param(
-        symbol="compute", meaning="computation per communicated value", unit="cycles", low=0,
+        symbol="compute", meaning="computation per communicated value", unit="cycles/value", low=0,
         valid=(10, 10000), scale="log", default=200.0)
     values: Any = param(
         symbol="values", meaning="communicated values per processor", unit="", low=0,
@@ -481,7 +481,8 @@ class MechanismParams:
         symbol="ref_bytes", meaning="packet size at which latency is quoted", unit="bytes",
         low=0, default=24.0)
     sm_messages: Any = param(
-        symbol="sm_messages", meaning="shared-memory messages per value", unit="", low=0,
+        symbol="sm_messages", meaning="shared-memory messages per value",
+        unit="messages/value", low=0,
         low_open=True, default=4.0)
     sm_round_trips: Any = param(
         symbol="sm_round_trips",
@@ -495,17 +496,17 @@ class MechanismParams:
         high=1, valid=(0, 1), default=0.8)
     prefetch_distance: Any = param(
         symbol="prefetch_distance", meaning="values of computation between prefetch and use",
-        unit="", low=0, default=2.0)
+        unit="values", low=0, default=2.0)
     prefetch_overhead: Any = param(
         symbol="prefetch_overhead", meaning="cycles to issue a prefetch", unit="cycles", low=0,
         default=2.0)
     interrupt_overhead: Any = param(
         symbol="interrupt_overhead",
-        meaning="processor cycles per message received by interrupt", unit="cycles", low=0,
+        meaning="processor cycles per message received by interrupt", unit="cycles/message", low=0,
         valid=(10, 1000), scale="log", default=157.0)
     polling_overhead: Any = param(
         symbol="polling_overhead", meaning="processor cycles per message received by polling",
-        unit="cycles", low=0, valid=(10, 1000), scale="log", default=102.0)
+        unit="cycles/message", low=0, valid=(10, 1000), scale="log", default=102.0)
     values_per_message: Any = param(
         symbol="values_per_message", meaning="values carried by one fine-grained message",
         unit="", low=0, low_open=True, default=1.0)
@@ -518,7 +519,7 @@ class MechanismParams:
         low_open=True, valid=(1, 1024), scale="log", default=16.0)
     gather_scatter: Any = param(
         symbol="gather_scatter", meaning="gather plus scatter cost per cache line of bulk data",
-        unit="cycles", low=0, valid=(0, 200), default=60.0)
+        unit="cycles/line", low=0, valid=(0, 200), default=60.0)
 
     def __post_init__(self) -> None:
         if self.slack is None:

@@ -419,6 +419,12 @@ class PolicyResult(ResultMixin):
     iterations: int = 0
     residual: float = 0.0
 
+    # -- the shared result vocabulary (docs/guide/glossary.rst) -------------
+    @property
+    def R(self) -> Any:
+        """Alias of ``cycle_time`` (the ``R`` of the LoPC and INI results and the simulator)."""
+        return self.cycle_time
+
 
 @dataclass(frozen=True, kw_only=True)
 class PolicyComparison(ResultMixin):

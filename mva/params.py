@@ -448,7 +448,7 @@ def parameter_rows(cls: Any) -> list[dict[str, str]]:
     rows = []
     for name, s in declarations(cls).items():
         if s.has_default:
-            dflt = "derived" if s.default is None else repr(s.default)
+            dflt = "none" if s.default is None else repr(s.default)
         elif s.typical is not _MISSING:
             dflt = f"required (commands: {s.typical!r})"
         else:

@@ -305,6 +305,40 @@ def model_table(target: str, options: Mapping[str, str]) -> Any:
 _RST_SPECIAL = re.compile(r"([\\*`|_\[\]])")
 
 
+def param_table(target: str, fields: str | None = None) -> Any:
+    """The declared parameters of a parameter class as a table (``.. param-table::``).
+
+    One row per field: name, symbol, meaning, unit, default, allowed values
+    and the validity range, all read from :mod:`mva.params` declarations.
+    """
+    from mva.params import parameter_rows
+    from mva.table import Table
+
+    cls = resolve(target)
+    rows = parameter_rows(cls)
+    if fields:
+        wanted = [f.strip() for f in fields.split(",") if f.strip()]
+        rows = [r for r in rows if r["name"] in wanted]
+    return Table.from_records(rows, title=f"Parameters of {cls.__name__}")
+
+
+def parameter_glossary(targets: list[str]) -> Any:
+    """Every declared parameter of ``targets`` (``module:Class``) with the classes using it."""
+    from mva.params import declarations
+    from mva.table import Table
+
+    seen: dict[tuple[str, str], dict[str, str]] = {}
+    for t in targets:
+        cls = resolve(t)
+        for name, p in declarations(cls).items():
+            key = (name, p.unit)
+            row = seen.setdefault(key, {"name": name, "symbol": p.symbol, "meaning": p.meaning,
+                                        "unit": p.unit or "-", "used by": ""})
+            row["used by"] = ", ".join(x for x in (row["used by"], cls.__name__) if x)
+    rows = sorted(seen.values(), key=lambda r: (r["name"].lower(), r["name"]))
+    return Table.from_records(rows, title="Model parameters (from the declarations)")
+
+
 def rst_safe(table: Any) -> Any:
     """A copy of ``table`` whose text cells are escaped for reST (``*``, backquotes, ``|``...).
 

@@ -54,6 +54,12 @@ target: they serve derivations and display only.
 Values are Python literals (:func:`ast.literal_eval`), never evaluated as
 code.
 
+``.. param-table:: models.lopc.LoPCParams`` inserts the declared parameters of
+a parameter class (:mod:`mva.params`): symbol, meaning, unit, default, allowed
+values and validity range (``:fields:`` a comma list to keep, ``:caption:``).
+``.. param-glossary:: CLASS [CLASS ...]`` lists every declared parameter of the
+classes once, with the classes that use it.
+
 ``.. computed-table::`` runs its content, a short Python block whose last
 expression is an :class:`mva.table.Table` (or a list of them), and inserts
 the table(s); ``:caption:`` overrides the title, ``:show-code:`` also shows
@@ -128,6 +134,36 @@ class ModelTable(SphinxDirective):
         except Exception as exc:  # reported as a build error naming the directive
             return _error(self, exc)
         return _table_nodes(self, table, self.options.get("caption"))
+
+
+class ParamTable(SphinxDirective):
+    """Insert the declared parameters of a parameter class (``mva.params``)."""
+
+    required_arguments = 1
+    has_content = False
+    option_spec = {"fields": directives.unchanged, "caption": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        try:
+            table = doc_tables.param_table(self.arguments[0], self.options.get("fields"))
+        except Exception as exc:
+            return _error(self, exc)
+        return _table_nodes(self, table, self.options.get("caption"))
+
+
+class ParamGlossary(SphinxDirective):
+    """Insert every declared parameter of the given classes (one argument each)."""
+
+    required_arguments = 1
+    optional_arguments = 20
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        try:
+            table = doc_tables.parameter_glossary(list(self.arguments))
+        except Exception as exc:
+            return _error(self, exc)
+        return _table_nodes(self, table, None)
 
 
 class ComputedTable(SphinxDirective):
@@ -238,6 +274,8 @@ def _plot_defaults(app: Any, config: Any) -> None:
 def setup(app: Any) -> dict[str, Any]:
     app.add_directive("model-table", ModelTable)
     app.add_directive("computed-table", ComputedTable)
+    app.add_directive("param-table", ParamTable)
+    app.add_directive("param-glossary", ParamGlossary)
     app.add_directive("reference-table", ReferenceTable)
     app.add_directive("sympy-equations", SympyEquations)
     app.add_directive("cli-help", CliHelp)
