@@ -23,7 +23,14 @@ from mva._version import __version__
 
 _SUBMODULES = ("lopc", "ini", "policy", "cost", "pdq", "layers", "mechanisms")
 
-__all__ = ["__version__", *_SUBMODULES]
+#: the public parameter dataclasses (``"module:Class"``); every field of each is
+#: declared with :func:`mva.params.param` (the tests walk this list)
+PARAMETER_CLASSES: tuple[str, ...] = (
+    "models.lopc:LoPCParams", "models.ini:INIParams", "models.policy:PolicyParams",
+    "models.pdq:PDQParams", "models.layers:CommParams", "models.layers:ProtocolParams",
+    "models.layers:AppProfile", "models.mechanisms:MechanismParams")
+
+__all__ = ["__version__", "PARAMETER_CLASSES", *_SUBMODULES]
 
 
 def __getattr__(name: str) -> Any:

@@ -69,6 +69,12 @@ _EXPORTS: dict[str, str] = {
     "balanced_job_bounds": "bounds",
     "solve": "dispatch",
     "METHODS": "dispatch",
+    # parameter declarations: validation, options, docs and designs from one place
+    "Param": "params",
+    "param": "params",
+    "declarations": "params",
+    "validate_fields": "params",
+    "design": "params",
 }
 
 __all__ = sorted(["__version__", *_EXPORTS])

@@ -193,14 +193,12 @@ def check_range(name: str, value: Any, *, low: float | None = None, high: float 
             what = (f"lie in {'(' if low_open else '['}{_num(low)}, {_num(high)}"
                     f"{')' if high_open else ']'}")
         elif low is not None:
-            what = f"{'>' if low_open else '>='} {_num(low)}"
+            what = f"be {'>' if low_open else '>='} {_num(low)}"
         elif high is not None:
-            what = f"{'<' if high_open else '<='} {_num(high)}"
+            what = f"be {'<' if high_open else '<='} {_num(high)}"
         else:
-            what = "finite"
-        if not allow_inf and what != "finite" and not np.isfinite(_first_bad(arr, bad)):
-            what = "finite and " + what if not what.startswith("lie") else what
-        raise ValueError(f"{name} must be {what}; got {_first_bad(arr, bad)!r}")
+            what = "be finite"
+        raise ValueError(f"{name} must {what}; got {_first_bad(arr, bad)!r}")
     return arr
 
 

@@ -99,11 +99,8 @@ __all__ += ["demands", "closed_networks", "single_class_networks"]
 # --------------------------------------------------------------------------
 
 #: the public parameter dataclasses of :mod:`models` (every field declared with
-#: :func:`mva.params.param`)
-PARAMETER_CLASSES = ("models.lopc:LoPCParams", "models.ini:INIParams",
-                     "models.policy:PolicyParams", "models.pdq:PDQParams",
-                     "models.layers:CommParams", "models.layers:ProtocolParams",
-                     "models.layers:AppProfile", "models.mechanisms:MechanismParams")
+#: :func:`mva.params.param`), as the package lists them
+from models import PARAMETER_CLASSES  # noqa: E402
 
 
 def parameter_class(spec: str):

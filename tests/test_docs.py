@@ -56,9 +56,9 @@ GENERATED_PAGES = [*TUTORIALS, GUIDE / "figures.rst", GUIDE / "00_getting_starte
 #: header row: INPUT tables (parameters with units and defaults, method descriptions), not
 #: results -- plus one labelled measurement record.
 ALLOWED_TABLES = {
-    # parameter tables: field, unit, default, meaning (inputs, documented by hand)
-    ("models/cost.rst", "name"), ("models/pdq.rst", "field"), ("models/policy.rst", "field"),
-    ("models/layers.rst", "parameter"), ("models/mechanisms.rst", "parameter"),
+    # parameter tables: the model classes' tables come from ``.. param-table::``
+    # (mva.params declarations); cost's ``f`` is a function argument
+    ("models/cost.rst", "name"),
     # engine: the solver methods and when to use them (descriptive text with a few limits)
     ("engine/01_overview.rst", "method"),
     # validation grids (inputs of the simulation runs)
@@ -374,3 +374,14 @@ def test_model_table_zip_derived_and_hidden_names():
 def test_cli_output_reports_bad_arguments():
     with pytest.raises(ValueError, match="unrecognized"):
         doc_tables.cli_output("lopc --no-such-option 1")
+
+
+@pytest.mark.parametrize("item", _blocks(("param-table", "param-glossary")), ids=_id)
+def test_parameter_tables_render(item):
+    _, b = item
+    if b["name"] == "param-table":
+        t = doc_tables.param_table(b["argument"], b["options"].get("fields"))
+    else:
+        t = doc_tables.parameter_glossary(b["argument"].split() or None)
+        assert "MechanismParams" in t.to_rst() and "LoPCParams" in t.to_rst()
+    assert "cycles" in t.to_rst() and len(t.to_rst().splitlines()) > 5

@@ -322,11 +322,14 @@ def param_table(target: str, fields: str | None = None) -> Any:
     return Table.from_records(rows, title=f"Parameters of {cls.__name__}")
 
 
-def parameter_glossary(targets: list[str]) -> Any:
-    """Every declared parameter of ``targets`` (``module:Class``) with the classes using it."""
+def parameter_glossary(targets: list[str] | None = None) -> Any:
+    """Every declared parameter of ``targets`` (``module:Class``; default: all of
+    :data:`models.PARAMETER_CLASSES`) with the classes using it."""
+    from models import PARAMETER_CLASSES
     from mva.params import declarations
     from mva.table import Table
 
+    targets = list(targets or PARAMETER_CLASSES)
     seen: dict[tuple[str, str], dict[str, str]] = {}
     for t in targets:
         cls = resolve(t)

@@ -57,8 +57,9 @@ code.
 ``.. param-table:: models.lopc.LoPCParams`` inserts the declared parameters of
 a parameter class (:mod:`mva.params`): symbol, meaning, unit, default, allowed
 values and validity range (``:fields:`` a comma list to keep, ``:caption:``).
-``.. param-glossary:: CLASS [CLASS ...]`` lists every declared parameter of the
-classes once, with the classes that use it.
+``.. param-glossary:: [CLASS ...]`` lists every declared parameter of the
+classes (default: :data:`models.PARAMETER_CLASSES`) once, with the classes
+that use it.
 
 ``.. computed-table::`` runs its content, a short Python block whose last
 expression is an :class:`mva.table.Table` (or a list of them), and inserts
@@ -152,15 +153,15 @@ class ParamTable(SphinxDirective):
 
 
 class ParamGlossary(SphinxDirective):
-    """Insert every declared parameter of the given classes (one argument each)."""
+    """Insert every declared parameter of the given classes (default: all of them)."""
 
-    required_arguments = 1
+    required_arguments = 0
     optional_arguments = 20
     has_content = False
 
     def run(self) -> list[nodes.Node]:
         try:
-            table = doc_tables.parameter_glossary(list(self.arguments))
+            table = doc_tables.parameter_glossary(list(self.arguments) or None)
         except Exception as exc:
             return _error(self, exc)
         return _table_nodes(self, table, None)
