@@ -891,8 +891,8 @@ def whatif_table(p: Any = (2, 4), U: Any = (0.3, 0.7)) -> Any:
         cols["U"] += [float(v) for v in pts["U"]]
         cols["floating/fixed"] += np.atleast_1d(c.floating_over_fixed).tolist()
         cols["single/fixed"] += np.atleast_1d(c.single_over_fixed).tolist()
-    return Table.from_columns(cols, title="Execution time of Floating and Single relative to "
-                              "Fixed (Falsafi & Wood 1997 presets, O_int = 200 cycles)",
+    return Table.from_columns(cols, title="Execution time of Floating and Single over Fixed "
+                              "(Falsafi & Wood 1997 presets, O_int=200)",
                               formats={"floating/fixed": ".3f", "single/fixed": ".3f"})
 
 

@@ -52,8 +52,8 @@ def _ini_table(N: Any) -> Table:
         {"N": N.astype(int), "R": r.R, "contention": r.contention, "Q_o": r.Q_o,
          "U_o": r.U_o, "bottleneck": np.broadcast_to(np.asarray(r.bottleneck, dtype=object),
                                                      N.shape)},
-        title="INI queue length against PEs per INI (thesis Figure 6-3 parameters: "
-              "W=41789, o=742, O=2336, l=L=0)",
+        title="INI queue against PEs per INI (thesis Fig. 6-3: W=41789, o=742, O=2336, "
+              "l=L=0)",
         formats={"R": ".1f", "contention": ".1f", "Q_o": ".3f", "U_o": ".3f"})
 
 

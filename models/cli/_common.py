@@ -21,6 +21,9 @@ from mva.table import FORMATS, Table
 __all__ = ["number_list", "int_list", "add_common", "emit", "add_param_options",
            "deprecated_alias", "GLOSSARY_EPILOG", "load"]
 
+#: the width default text tables fit (``--wide`` / ``--columns all`` lift it)
+WIDTH = 100
+
 #: pointer to the glossary, appended to every command's ``--help``
 GLOSSARY_EPILOG = ("Symbols and abbreviations (SCV = cs2, costup, layer codes, ...) are explained "
                    "in the glossary of the documentation (docs/guide/glossary.rst).")
@@ -105,23 +108,49 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="md",
                         help="table format (default: md)")
     parser.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],
-                        default=None, help="comma-separated result columns to show "
-                                           "(default: all columns)")
+                        default=None, help="comma-separated result columns to show, or 'all' "
+                                           f"(default: the first columns that fit {WIDTH} "
+                                           "characters)")
+    parser.add_argument("--wide", action="store_true",
+                        help=f"show every column even when wider than {WIDTH} characters "
+                             "(same as --columns all)")
     if parser.epilog is None:
         parser.epilog = GLOSSARY_EPILOG
+
+
+def _fit(t: Table, fmt: str, width: int) -> tuple[Table, list[str]]:
+    """Keep the leading columns of ``t`` whose rendering fits ``width``; return the dropped."""
+    cols = list(t.columns)
+    for k in range(len(cols), 0, -1):
+        sub = t if k == len(cols) else t.select(cols[:k])
+        if max((len(line) for line in sub.render(fmt).splitlines()), default=0) <= width \
+                or k == 1:
+            return sub, cols[k:]
+    return t, []  # pragma: no cover - k == 1 returns above
 
 
 def emit(tables: Table | list[Table], args: argparse.Namespace) -> str:
     """Render one or more tables in ``args.format`` (titles as headings).
 
     With ``--columns``, each table keeps only the named columns that it has,
-    in its own order.
+    in its own order (``--columns all``: every column).  Otherwise text
+    tables (``md``, ``rst``) keep the leading columns that fit
+    :data:`WIDTH` characters, and say which columns ``--wide`` adds;
+    ``csv``, ``latex`` and ``html`` always carry every column.
     """
     if isinstance(tables, Table):
         tables = [tables]
     parts = []
+    wanted = getattr(args, "columns", None)
+    if wanted and [c.lower() for c in wanted] == ["all"]:
+        wanted = None
+        wide = True
+    else:
+        wide = bool(getattr(args, "wide", False))
     for t in tables:
-        wanted = getattr(args, "columns", None)
+        dropped: list[str] = []
+        if not wanted and not wide and args.format in ("md", "rst"):
+            t, dropped = _fit(t, args.format, WIDTH)
         if wanted:
             unknown = [c for c in wanted if not any(c in tt.columns for tt in tables)]
             if unknown:
@@ -133,6 +162,12 @@ def emit(tables: Table | list[Table], args: argparse.Namespace) -> str:
             text = f"### {t.title}\n\n{text}"
         elif t.title and args.format == "rst":
             text = f"{t.title}\n{'-' * len(t.title)}\n\n{text}"
+        if dropped:
+            import textwrap
+
+            note = (f"({len(dropped)} more column{'s' if len(dropped) > 1 else ''}, shown by "
+                    f"--wide: {', '.join(dropped)})")
+            text += "\n\n" + "\n".join(textwrap.wrap(note, WIDTH))
         parts.append(text)
     return "\n\n".join(parts)
 

@@ -161,3 +161,49 @@ def test_models_import_without_argparse():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "False"
+
+
+#: default invocations: every subcommand (and sub-subcommand) with only the arguments it
+#: requires; ``validate`` (a 75-second validation run writing a report) is covered by
+#: tests/validation/test_report.py
+DEFAULT_RUNS = {
+    "whatif": [], "lopc": [], "ini": [], "policy": [], "cost": [], "pdq": [],
+    "layers presets": [], "layers message": [], "layers fetch": [], "layers contention": [],
+    "layers speedup": [], "mechanisms sweep": [], "mechanisms crossover": [],
+    "mechanisms machines": [], "mechanisms alewife": [],
+    "sweep": ["lopc", "--param", "P=4,8", "--no-progress", "--workers", "1"],
+    "simulate lopc": ["--cycles", "500"], "simulate ini": ["--cycles", "300"],
+    "simulate policy": ["--cycles", "300"],
+}
+
+
+def _leaf_commands(parser):
+    out = set()
+    for path, p in _walk(parser):
+        if path and not _subparsers(p):
+            out.add(" ".join(path))
+    return out
+
+
+def test_every_subcommand_has_a_default_run(parser):
+    assert _leaf_commands(parser) - {"validate", "simulate trace"} == set(DEFAULT_RUNS)
+
+
+@pytest.mark.parametrize("command", sorted(DEFAULT_RUNS))
+def test_default_tables_fit_100_characters(command, capsys):
+    assert main([*command.split(), *DEFAULT_RUNS[command]]) == 0
+    out = capsys.readouterr().out
+    assert out.strip()
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_wide_and_columns_all_bring_the_other_columns(capsys):
+    assert main(["pdq"]) == 0
+    narrow = capsys.readouterr().out
+    assert "shown by --wide" in narrow and "| saturated_spinlock" not in narrow
+    for flag in (["--wide"], ["--columns", "all"]):
+        assert main(["pdq", *flag]) == 0
+        wide = capsys.readouterr().out
+        assert "saturated_spinlock" in wide and "shown by --wide" not in wide
+    assert main(["pdq", "--format", "csv"]) == 0  # machine formats keep every column
+    assert "saturated_spinlock" in capsys.readouterr().out
