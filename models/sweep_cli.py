@@ -266,25 +266,29 @@ def register_cli(subparsers: Any) -> argparse.ArgumentParser:
                         "--param take their defaults")
     p.add_argument("--param", "-p", action="append", type=parse_param, metavar="NAME=V1,V2,...",
                    help="a grid dimension (repeatable); values are comma lists or "
-                        "start:stop[:step] ranges")
+                        "start:stop[:step] ranges (default: none; a model's parameters "
+                        "take their declared defaults)")
     p.add_argument("--store", metavar="FILE", default=None,
-                   help="SQLite file recording finished points (resume by re-running)")
+                   help="SQLite file recording finished points (resume by re-running) "
+                        "(default: none, nothing recorded)")
     p.add_argument("--workers", "-j", type=int, default=None,
                    help="local worker processes (1 = serial; default: serial for vectorised "
                         "models, one per CPU for per-point functions)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="run on a dask.distributed cluster (e.g. tcp://host:8786)")
+                   help="run on a dask.distributed cluster (e.g. tcp://host:8786) "
+                        "(default: none, local)")
     p.add_argument("--seed", type=int, default=None,
-                   help="base seed: each point gets its own derived seed argument")
+                   help="base seed: each point gets its own derived seed argument "
+                        "(default: none, no seed argument)")
     p.add_argument("--replications", type=int, default=None,
-                   help="independent replications per point (needs --seed)")
-    p.add_argument("--chunk", type=int, default=None, help="points per task")
+                   help="independent replications per point (needs --seed) (default: none)")
+    p.add_argument("--chunk", type=int, default=None, help="points per task (default: chosen by the executor)")
     p.add_argument("--per-point", action="store_true",
                    help="call MODEL once per point (skip the vectorisation probe)")
     p.add_argument("--on-mismatch", choices=("raise", "reuse", "restart"), default="raise",
                    help="when --store holds another sweep or library version (default: raise)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-    p.add_argument("--title", default=None, help="table title")
+    p.add_argument("--title", default=None, help="table title (default: none)")
     add_common(p)
     p.set_defaults(func=run)
     return p

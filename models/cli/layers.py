@@ -134,7 +134,7 @@ def register(subparsers: Any) -> None:
     p = sub.add_parser("contention", help="fetch round trip with M/G/1 contention at a fetch rate")
     layers_arg(p, "AO,BO")
     p.add_argument("--rate", type=number_list, default=[1e-5, 5e-5, 1e-4],
-                   help="fetches per node per cycle")
+                   help="fetches per node per cycle (default: 1e-05,5e-05,0.0001)")
     p.add_argument("--kind", choices=("block", "page"), default="block",
                    help="what is fetched: an SC block or an HLRC page (default: block)")
     add_param_options(p, AppProfile, ("block_size", "diff_words"),

@@ -91,7 +91,8 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="mechanisms_command", metavar="WHAT", required=True)
 
     def common_model(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--machine", default=None, help="start from a Table 1 machine, e.g. 'MIT Alewife'")
+        p.add_argument("--machine", default=None, help="start from a Table 1 machine, e.g. 'MIT Alewife' (default: none, "
+                            "the Alewife parameters)")
         p.add_argument("--compute", type=float, default=None, help="cycles per value (default 200)")
         names = ("processors", "channels", "sm_occupancy", "values_per_message", "bulk_values",
                  "prefetch_coverage")
@@ -105,7 +106,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--latency", type=number_list, default=None,
                    help="one-way latency in cycles (default 15, or the machine's)")
     p.add_argument("--mechanisms", type=_mech_list, default=list(MECHANISMS),
-                   help="comma list or 'all' (shared_memory, prefetch, interrupt, polling, bulk)")
+                   help="comma list or 'all' (shared_memory, prefetch, interrupt, polling, bulk) "
+                        "(default: all)")
     common_model(p)
     add_common(p)
     p.set_defaults(func=_cli_sweep)

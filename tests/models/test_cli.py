@@ -207,3 +207,20 @@ def test_wide_and_columns_all_bring_the_other_columns(capsys):
         assert "saturated_spinlock" in wide and "shown by --wide" not in wide
     assert main(["pdq", "--format", "csv"]) == 0  # machine formats keep every column
     assert "saturated_spinlock" in capsys.readouterr().out
+
+
+def test_every_valued_option_states_its_default(parser):
+    """Meaning, unit (in the help text) and default for every option that takes a value.
+
+    ``validate`` (:mod:`validation.validate_cli`) is checked by its own tests.
+    """
+    missing = []
+    for path, p in _walk(parser):
+        if path[:1] == ("validate",):
+            continue
+        for a in p._actions:
+            if not a.option_strings or a.help == argparse.SUPPRESS or a.nargs == 0:
+                continue
+            if "default" not in (a.help or ""):
+                missing.append((" ".join(path), a.option_strings[0]))
+    assert missing == []
