@@ -69,6 +69,20 @@ _EXPORTS: dict[str, str] = {
     "balanced_job_bounds": "bounds",
     "solve": "dispatch",
     "METHODS": "dispatch",
+    # continuous-time Markov chains
+    "SteadyStateResult": "markov",
+    "StateSpace": "markov",
+    "AbsorptionResult": "markov",
+    "build_state_space": "markov",
+    "check_generator": "markov",
+    "is_irreducible": "markov",
+    "steady_state": "markov",
+    "reward_rate": "markov",
+    "arrival_distribution": "markov",
+    "absorption": "markov",
+    # phase-type distributions
+    "PhaseType": "phasetype",
+    "PhaseTypeFitWarning": "phasetype",
 }
 
 __all__ = sorted(["__version__", *_EXPORTS])
