@@ -83,6 +83,10 @@ _EXPORTS: dict[str, str] = {
     # phase-type distributions
     "PhaseType": "phasetype",
     "PhaseTypeFitWarning": "phasetype",
+    # quasi-birth-death processes
+    "QBDResult": "qbd",
+    "solve_qbd": "qbd",
+    "qbd_drift": "qbd",
 }
 
 __all__ = sorted(["__version__", *_EXPORTS])
