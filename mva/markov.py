@@ -121,7 +121,7 @@ __all__ = [
 DEFAULT_MAX_STATES = 2_000_000
 
 #: default number of states up to which ``method="auto"`` uses the sparse LU
-DIRECT_LIMIT = 50_000
+DIRECT_LIMIT = 20_000
 
 _METHODS = ("auto", "direct", "gmres", "power")
 
@@ -331,6 +331,14 @@ def _normalise(pi: np.ndarray) -> np.ndarray:
     return pi / s
 
 
+#: SuperLU options for the reduced system: a minimum-degree ordering of ``M + M^T`` applied
+#: symmetrically and no row pivoting -- ``M`` is a column diagonally dominant M-matrix, so
+#: the diagonal pivots are safe (Stewart 1994, section 2.3) and the fill is much smaller
+#: than with the default COLAMD ordering on grid-like chains
+_LU_OPTIONS = dict(permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                   options=dict(SymmetricMode=True))
+
+
 def _guess_state(A: Any) -> int:
     """A state likely to have a large probability: the one with the smallest exit rate."""
     return int(np.argmin(np.abs(A.diagonal())))
@@ -341,7 +349,7 @@ def _lu_removed(A: Any, r: int) -> tuple[np.ndarray, int] | None:
     from scipy.sparse.linalg import splu
     M, b, keep = _reduced_system(A, r)
     try:
-        lu = splu(M)
+        lu = splu(M, **_LU_OPTIONS)
     except RuntimeError:  # "Factor is exactly singular"
         return None
     x = lu.solve(b)
@@ -393,7 +401,7 @@ def _solve_gmres(A: Any, tol: float, max_iter: int, restart: int, drop_tol: floa
         return np.ones(1), 0
     r = _guess_state(A)
     M, b, keep = _reduced_system(A, r)
-    ilu = spilu(M, drop_tol=drop_tol, fill_factor=fill_factor)
+    ilu = spilu(M, drop_tol=drop_tol, fill_factor=fill_factor, **_LU_OPTIONS)
     P = LinearOperator(M.shape, ilu.solve)
     count = [0]
 
@@ -423,8 +431,8 @@ def _solve_power(A: Any, tol: float, max_iter: int, x0: np.ndarray | None) -> tu
 
 
 def steady_state(Q: Any, *, method: str = "auto", tol: float = 1e-12, max_iter: int | None = None,
-                 direct_limit: int = DIRECT_LIMIT, restart: int = 50, drop_tol: float = 1e-5,
-                 fill_factor: float = 20.0, x0: Any = None, check: bool = True,
+                 direct_limit: int = DIRECT_LIMIT, restart: int = 50, drop_tol: float = 1e-4,
+                 fill_factor: float = 10.0, x0: Any = None, check: bool = True,
                  on_fail: str = "warn") -> SteadyStateResult:
     r"""Stationary distribution ``pi Q = 0``, ``pi 1 = 1`` of an irreducible CTMC.
 
