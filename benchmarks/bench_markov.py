@@ -35,13 +35,18 @@ import sys
 import time
 from typing import Any, Callable
 
-import numpy as np
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # threaded BLAS on a shared 2-core machine slows GMRES 100x
+
+import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 LAM, MU = 1.0, (1.25, 1.15, 1.1)
-DENSE_LIMIT = 5000
+DENSE_LIMIT = 5000       # numpy.linalg.solve (dense, O(n^3))
+SPSOLVE_LIMIT = 20_000   # the replaced-row spsolve fills in badly beyond this
+DIRECT_LIMIT = 120_000   # our sparse LU (3-D chains fill in like n^(5/3): 2-D only beyond 2e4)
 
 
 def tandem_moves(K: tuple[int, ...]) -> Callable[[tuple], list]:
@@ -130,8 +135,8 @@ def main(argv: list[str]) -> None:
     import mva
     from mva.markov import _residual, build_state_space, steady_state
 
-    cases = [((31, 31), "2-D"), ((99, 99), "2-D"), ((9, 9, 9), "3-D"), ((316, 316), "2-D"),
-             ((46, 46, 46), "3-D")]
+    cases = [((31, 31), "2-D"), ((9, 9, 9), "3-D"), ((99, 99), "2-D"), ((21, 21, 21), "3-D"),
+             ((316, 316), "2-D"), ((46, 46, 46), "3-D")]
     if not quick:
         cases += [((999, 999), "2-D")]
     print(f"mva {mva.__version__}, numpy {np.__version__}, scipy {scipy.__version__}; "
@@ -152,7 +157,7 @@ def main(argv: list[str]) -> None:
         assert n == n_expect and Qb.nnz == Q.nnz
         rows = []
         ref = None
-        if n <= 200_000:
+        if n <= DIRECT_LIMIT and (len(K) == 2 or n <= 20_000):
             res, c, w = timed(lambda: steady_state(Q, method="direct"), rep)
             ref = res.pi
             rows.append(("direct (LU+refine)", c, w, res.pi, res.residual))
@@ -160,7 +165,7 @@ def main(argv: list[str]) -> None:
         if ref is None:
             ref = res.pi
         rows.append((f"gmres+ilu ({res.iterations} it)", c, w, res.pi, res.residual))
-        if n <= 200_000:
+        if n <= SPSOLVE_LIMIT:
             pi, c, w = timed(lambda: spsolve_replaced(Q), rep)
             rows.append(("spsolve (replaced)", c, w, pi, _residual(Q, pi)))
         if n <= DENSE_LIMIT:
