@@ -244,7 +244,8 @@ def check_generator(Q: Any, *, name: str = "Q", rtol: float = 1e-9) -> Any:
     A.sum_duplicates()
     A.eliminate_zeros()
     if not np.all(np.isfinite(A.data)):
-        raise ValueError(f"{name} must have finite entries; found {fmt_value(A.data[~np.isfinite(A.data)][:3])}")
+        bad = A.data[~np.isfinite(A.data)][:3]
+        raise ValueError(f"{name} must have finite entries; found {fmt_value(bad)}")
     coo = A.tocoo()
     off = coo.row != coo.col
     neg = off & (coo.data < 0)
@@ -257,7 +258,8 @@ def check_generator(Q: Any, *, name: str = "Q", rtol: float = 1e-9) -> Any:
     bad = np.abs(rows) > rtol * np.maximum(1.0, diag)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}: row {i} must sum to zero (a generator); got row sum {float(rows[i])!r}")
+        raise ValueError(f"{name}: row {i} must sum to zero (a generator); "
+                         f"got row sum {float(rows[i])!r}")
     return A
 
 
@@ -413,7 +415,8 @@ def _solve_gmres(A: Any, tol: float, max_iter: int, restart: int, drop_tol: floa
     return _normalise(_assemble(x, r, keep)), count[0]
 
 
-def _solve_power(A: Any, tol: float, max_iter: int, x0: np.ndarray | None) -> tuple[np.ndarray, int]:
+def _solve_power(A: Any, tol: float, max_iter: int,
+                 x0: np.ndarray | None) -> tuple[np.ndarray, int]:
     sp = _sparse()
     n = A.shape[0]
     lam = float(np.max(np.abs(A.diagonal()))) * 1.02 or 1.0
@@ -522,7 +525,8 @@ def steady_state(Q: Any, *, method: str = "auto", tol: float = 1e-12, max_iter: 
         mi = 200 if max_iter is None else int(check_integer("max_iter", max_iter, minimum=1))
         pi, it = _solve_gmres(A, tol_v, mi, int(restart), float(drop_tol), float(fill_factor))
     else:
-        mi = max(100 * n, 100_000) if max_iter is None else int(check_integer("max_iter", max_iter, minimum=1))
+        mi = (max(100 * n, 100_000) if max_iter is None
+              else int(check_integer("max_iter", max_iter, minimum=1)))
         pi, it = _solve_power(A, tol_v, mi, None if x0 is None else np.asarray(x0, dtype=float))
     res = _residual(A, pi)
     converged = bool(np.isfinite(res) and res <= tol_v and np.all(np.isfinite(pi)))
@@ -740,7 +744,8 @@ def absorption(Q: Any, *, initial: Any = None, absorbing: Any = None) -> Absorpt
         stuck = tr[~reach[tr]]
         if stuck.size:
             raise ValueError(f"absorption: states {fmt_value(stuck[:6])} never reach an absorbing "
-                             f"state (a closed class of transient states); absorption is not certain")
+                             f"state (a closed class of transient states); absorption is not "
+                             f"certain")
         lu = splu(-T)
         times = lu.solve(np.ones(tr.size))
         probs = lu.solve(Rb) if ab_idx.size else np.zeros((tr.size, 0))
@@ -825,8 +830,9 @@ class StateSpace:
         sel = _selector(label)
         chosen = np.array([bool(sel(lb)) for lb in self.labels], dtype=bool)
         if not chosen.any():
-            raise ValueError(f"label {label!r} matches none of the transition labels "
-                             f"{fmt_value(list(self.labels)) if len(self.labels) <= 6 else self.labels[:6]}")
+            shown = list(self.labels[:6])
+            raise ValueError(f"label {label!r} matches none of the transition labels {shown!r}"
+                             f"{' ...' if len(self.labels) > 6 else ''}")
         return (self.label >= 0) & chosen[np.maximum(self.label, 0)]
 
     def rates(self, label: Any) -> np.ndarray:
@@ -842,7 +848,10 @@ class StateSpace:
         return reward_rate(pi, self.rates(label))
 
     def arrival_distribution(self, pi: Any, label: Any) -> np.ndarray:
-        """Distribution seen by the transitions labelled ``label`` (:func:`arrival_distribution`)."""
+        """Distribution seen by the transitions labelled ``label``.
+
+        See :func:`arrival_distribution`.
+        """
         return arrival_distribution(pi, self.rates(label))
 
     def absorption(self, *, initial: Any = None, absorbing: Any = None) -> AbsorptionResult:
@@ -903,8 +912,13 @@ def build_state_space(initial: Hashable, transitions: Callable[[Any], Iterable[t
     A machine-repairman model with 2 machines (failure rate 1 each) and one
     repairman (rate 4):
 
-    >>> sp = build_state_space((0,), lambda s: [((s[0] + 1,), (2 - s[0]) * 1.0, "fail")] * (s[0] < 2)
-    ...                        + [((s[0] - 1,), 4.0, "repair")] * (s[0] > 0))
+    >>> def moves(s):
+    ...     (n,) = s
+    ...     if n < 2:
+    ...         yield (n + 1,), (2 - n) * 1.0, "fail"
+    ...     if n > 0:
+    ...         yield (n - 1,), 4.0, "repair"
+    >>> sp = build_state_space((0,), moves)
     >>> sp.states, sp.generator.toarray().tolist()
     (((0,), (1,), (2,)), [[-2.0, 2.0, 0.0], [4.0, -5.0, 1.0], [0.0, 4.0, -4.0]])
     """
@@ -929,9 +943,10 @@ def build_state_space(initial: Hashable, transitions: Callable[[Any], Iterable[t
                 lab = -1
             elif len(tr) == 3:
                 t, r, lb = tr
-                lab = label_index.get(lb)
-                if lab is None:
-                    lab = label_index[lb] = len(label_index)
+                found = label_index.get(lb)
+                if found is None:
+                    found = label_index[lb] = len(label_index)
+                lab = found
             else:
                 raise ValueError(f"transitions({s!r}) must yield (next_state, rate) or "
                                  f"(next_state, rate, label); got {tr!r}")
@@ -939,9 +954,11 @@ def build_state_space(initial: Hashable, transitions: Callable[[Any], Iterable[t
             if not r > 0.0:
                 if r == 0.0:
                     continue
-                raise ValueError(f"transitions({s!r}): rate to {t!r} must be finite and >= 0; got {r!r}")
+                raise ValueError(f"transitions({s!r}): rate to {t!r} must be finite and >= 0; "
+                                 f"got {r!r}")
             if r == float("inf"):
-                raise ValueError(f"transitions({s!r}): rate to {t!r} must be finite and >= 0; got {r!r}")
+                raise ValueError(f"transitions({s!r}): rate to {t!r} must be finite and >= 0; "
+                                 f"got {r!r}")
             j = index.get(t)
             if j is None:
                 j = len(states)
@@ -956,7 +973,8 @@ def build_state_space(initial: Hashable, transitions: Callable[[Any], Iterable[t
                 try:
                     index[t] = j
                 except TypeError:
-                    raise ValueError(f"transitions({s!r}) produced an unhashable state {t!r}") from None
+                    raise ValueError(f"transitions({s!r}) produced an unhashable state "
+                                     f"{t!r}") from None
                 states.append(t)
             src.append(head)
             dst.append(j)

@@ -172,7 +172,8 @@ class PhaseType:
         object.__setattr__(self, "_U", U)
 
     def __repr__(self) -> str:
-        return f"PhaseType(name={self.name!r}, order={self.order}, mean={self.mean:.6g}, cs2={self.cs2:.6g})"
+        return (f"PhaseType(name={self.name!r}, order={self.order}, mean={self.mean:.6g}, "
+                f"cs2={self.cs2:.6g})")
 
     # -- structure ---------------------------------------------------------
 
@@ -273,8 +274,8 @@ class PhaseType:
                 lo_x, hi_x = float(lx[idx[0]]), float(lx[idx[-1]])
                 lo = max(0, int(lo_x - 12.0 * math.sqrt(lo_x) - 40))
                 hi = min(nmax, int(hi_x + 12.0 * math.sqrt(hi_x) + 40))
-                n = np.arange(lo, hi + 1)
-                W = poisson.pmf(n[None, :], lx[idx][:, None])
+                terms = np.arange(lo, hi + 1)
+                W = poisson.pmf(terms[None, :], lx[idx][:, None])
                 out[idx] = W @ V[lo:hi + 1]
         return out.reshape(x.shape + (m,))
 
@@ -315,7 +316,12 @@ class PhaseType:
                              "(randomness is seeded explicitly)")
         if not isinstance(rng, np.random.Generator):
             rng = np.random.default_rng(int(check_integer("rng", rng, minimum=0)))
-        shape = () if size is None else ((int(size),) if np.ndim(size) == 0 else tuple(int(s) for s in size))
+        if size is None:
+            shape: tuple[int, ...] = ()
+        elif np.ndim(size) == 0:
+            shape = (int(size),)
+        else:
+            shape = tuple(int(s) for s in size)
         n = int(np.prod(shape)) if shape else 1
         m = self.order
         d = -np.diag(self.T)
@@ -433,7 +439,8 @@ def coxian2(mu1: float, mu2: float, p: float) -> PhaseType:
     q = _scalar("p", p, check_nonnegative)
     if q > 1.0:
         raise ValueError(f"p must be a probability in [0, 1]; got {q!r}")
-    return PhaseType(alpha=np.array([1.0, 0.0]), T=np.array([[-a, q * a], [0.0, -b]]), name="Coxian-2")
+    return PhaseType(alpha=np.array([1.0, 0.0]), T=np.array([[-a, q * a], [0.0, -b]]),
+                     name="Coxian-2")
 
 
 def reachable_cs2(max_order: int) -> float:
@@ -524,7 +531,8 @@ def fit(mean: float, cs2: float, *, max_order: int = DEFAULT_MAX_ORDER, high: st
         return coxian2(2.0 / m, 1.0 / (m * c), 1.0 / (2.0 * c))
     if c < 1.0 / kmax:
         msg = (f"fit: cs2={c!r} is below 1/max_order = {1.0 / kmax!r}, the smallest cs2 of a PH "
-               f"distribution with at most {kmax} phases; using Erlang-{kmax} (cs2 = {1.0 / kmax!r})")
+               f"distribution with at most {kmax} phases; using Erlang-{kmax} "
+               f"(cs2 = {1.0 / kmax!r})")
         if on_unreachable == "raise":
             raise ValueError(msg + " -- raise max_order or accept the closest fit")
         if on_unreachable == "warn":

@@ -41,7 +41,8 @@ M/E_2/1 with arrival rate 0.5 and mean service time 1 (phases of rate 2):
 level = number in system, phase = service phase.
 
 >>> import numpy as np
->>> lam, T, t, beta = 0.5, np.array([[-2.0, 2.0], [0.0, -2.0]]), np.array([0.0, 2.0]), np.array([1.0, 0.0])
+>>> lam, T = 0.5, np.array([[-2.0, 2.0], [0.0, -2.0]])
+>>> t, beta = np.array([0.0, 2.0]), np.array([1.0, 0.0])
 >>> res = solve_qbd(lam * np.eye(2), T - lam * np.eye(2), np.outer(t, beta),
 ...                 B1=[[-lam]], B0=[lam * beta], B2=t[:, None])
 >>> round(res.mean_level, 10)          # Pollaczek-Khinchine: rho + rho^2 (1 + 1/2) / (2 (1 - rho))
@@ -77,7 +78,8 @@ def _nonneg(name: str, arr: np.ndarray, *, off_diagonal: bool = False) -> None:
     if (a < 0).any():
         i, j = np.argwhere(a < 0)[0]
         what = "off-diagonal entries" if off_diagonal else "entries"
-        raise ValueError(f"{name}: {what} must be >= 0 (rates); got {name}[{i}, {j}] = {float(a[i, j])!r}")
+        raise ValueError(f"{name}: {what} must be >= 0 (rates); got {name}[{i}, {j}] = "
+                         f"{float(a[i, j])!r}")
 
 
 def _rows_zero(names: str, total: np.ndarray, scale: float) -> None:
@@ -110,7 +112,8 @@ def _drift(a0: np.ndarray, a1: np.ndarray, a2: np.ndarray) -> tuple[float, float
     try:
         a = steady_state(A, on_fail="raise").pi
     except ValueError as exc:
-        raise ValueError(f"the phase process A0 + A1 + A2 must be an irreducible generator: {exc}") from None
+        raise ValueError(f"the phase process A0 + A1 + A2 must be an irreducible generator: "
+                         f"{exc}") from None
     up = float(a @ a0.sum(axis=1))
     down = float(a @ a2.sum(axis=1))
     return up, down, a
@@ -346,7 +349,7 @@ def solve_qbd(A0: Any, A1: Any, A2: Any, *, B0: Any = None, B1: Any = None, B2: 
     >>> solve_qbd([[1.2]], [[-2.2]], [[1.0]])
     Traceback (most recent call last):
     ...
-    mva.errors.SaturationError: QBD is not positive recurrent: drift ratio (up / down) = 1.2 >= 1 ...
+    mva.errors.SaturationError: QBD is not positive recurrent: drift ratio (up / down) = 1.2 ...
     """
     from .markov import steady_state
     check_choice("on_fail", on_fail, ("warn", "raise", "ignore"))
@@ -393,9 +396,11 @@ def solve_qbd(A0: Any, A1: Any, A2: Any, *, B0: Any = None, B1: Any = None, B2: 
     if not converged:
         report_nonconvergence(on_fail, f"solve_qbd: logarithmic reduction stopped after {it} "
                               f"iterations with ||1 - G1|| = {gap:.3g} and residual {res:.3g} "
-                              f"(tol={tol:.3g}; drift ratio {ratio:.6g})", iterations=it, residual=res)
-    if (R < -1e-12 * max(1.0, float(np.abs(R).max()))).any() or np.max(np.abs(np.linalg.eigvals(R))) >= 1:
-        raise ValueError(f"solve_qbd: R lost precision (spectral radius "
-                         f"{fmt_value(np.max(np.abs(np.linalg.eigvals(R))))}; drift ratio {ratio!r})")
+                              f"(tol={tol:.3g}; drift ratio {ratio:.6g})", iterations=it,
+                              residual=res)
+    spectral = float(np.max(np.abs(np.linalg.eigvals(R))))
+    if (R < -1e-12 * max(1.0, float(np.abs(R).max()))).any() or spectral >= 1:
+        raise ValueError(f"solve_qbd: R lost precision (spectral radius {fmt_value(spectral)}; "
+                         f"drift ratio {ratio!r})")
     return QBDResult(R=R, G=G, pi0=pi0, pi1=pi1, drift=ratio, mean_level=mean_level, residual=res,
                      iterations=it, converged=converged)
