@@ -2,7 +2,7 @@
 
 Run::
 
-    python benchmarks/bench_markov.py [--quick]
+    python benchmarks/bench_markov.py [--quick | --accuracy]
 
 Chains: an open tandem of finite queues with blocking (2-D: two stations,
 3-D: three stations), from 10^3 to 10^6 states.  For each size it prints
@@ -22,10 +22,17 @@ Chains: an open tandem of finite queues with blocking (2-D: two stations,
   GMRES where the LU is not run) and each method's residual
   ``||pi Q||_inf / max |q_ii|``.
 
+After the speed table, an accuracy table over random designs (Sobol points,
+:mod:`scipy.stats.qmc`, seeded): the relative error of every stationary
+probability of M/M/c/K queues against the closed form, of the M/PH/1 mean
+queue length from the QBD against Pollaczek-Khinchine, and of the mean and
+cs2 of fitted PH distributions -- mean, 95th percentile and maximum.
+
 "cold" is the first call in the process (imports, caches), "warm" the best
 of the following calls (small sizes only; large sizes run once, so cold =
 warm).  Figures are wall-clock on the machine at hand.  The whole run stays
-under about three minutes; ``--quick`` stops at 10^5 states.
+under about three minutes; ``--quick`` stops at 10^5 states, ``--accuracy``
+prints the accuracy table only.
 """
 
 from __future__ import annotations
@@ -131,6 +138,9 @@ def rate(n: int, t: float) -> str:
 
 def main(argv: list[str]) -> None:
     quick = "--quick" in argv
+    if "--accuracy" in argv:
+        accuracy()
+        return
     import scipy
     import mva
     from mva.markov import _residual, build_state_space, steady_state
@@ -177,7 +187,78 @@ def main(argv: list[str]) -> None:
             diff = f"{np.max(np.abs(pi - ref)):10.2e}" if (i > 0 or len(rows) > 1) and pi is not ref \
                 else f"{'(ref)':>10}"
             print(f"{left}{name:<18} {rate(n, c)} {rate(n, w)} {diff} {r:9.1e}", flush=True)
+    accuracy()
     print(f"\ntotal {time.perf_counter() - t_all:.1f} s")
+
+
+def accuracy(n_points: int = 256) -> None:
+    """Relative errors against closed forms over Sobol designs (mean / p95 / max)."""
+    import math
+    import warnings
+
+    from scipy.stats import qmc
+
+    from mva.markov import build_state_space
+    from mva.phasetype import PhaseTypeFitWarning, fit
+    from mva.qbd import solve_qbd
+
+    def sobol(d: int, seed: int) -> np.ndarray:
+        return qmc.Sobol(d, scramble=True, seed=seed).random(n_points)
+
+    rows = []
+    # M/M/c/K: lambda in [0.05, 5], mu in [0.1, 5], c in 1..8, K - c in 0..60
+    errs = []
+    for u in sobol(4, 1):
+        lam, mu = 0.05 + 4.95 * u[0], 0.1 + 4.9 * u[1]
+        c = 1 + int(u[2] * 8)
+        K = c + int(u[3] * 61)
+
+        def moves(s: tuple, lam=lam, mu=mu, c=c, K=K) -> list:
+            out = [((min(s[0] + 1, K),), lam)]
+            if s[0]:
+                out.append(((s[0] - 1,), min(s[0], c) * mu))
+            return out
+
+        pi = build_state_space((0,), moves).solve().pi
+        a = lam / mu
+        logp = np.array([n * math.log(a) - math.lgamma(n + 1) if n <= c else
+                         c * math.log(a) - math.lgamma(c + 1) + (n - c) * math.log(a / c)
+                         for n in range(K + 1)])
+        p = np.exp(logp - logp.max())
+        p /= p.sum()
+        keep = p > 1e-300
+        errs.append(np.max(np.abs(pi[keep] / p[keep] - 1)))
+    rows.append(("M/M/c/K, every pi_n (CTMC)", np.array(errs)))
+    # M/PH/1 via QBD: rho in [0.01, 0.95], cs2 in [0.05, 20] (log), mean in [0.01, 100] (log)
+    errs = []
+    for u in sobol(3, 2):
+        rho = 0.01 + 0.94 * u[0]
+        cs2 = 10 ** (math.log10(0.05) + u[1] * (math.log10(20) - math.log10(0.05)))
+        mean = 10 ** (-2 + 4 * u[2])
+        ph = fit(mean, cs2, max_order=30)
+        lam = rho / ph.mean
+        I = np.eye(ph.order)
+        q = solve_qbd(lam * I, ph.T - lam * I, np.outer(ph.exit_rates, ph.alpha), B1=[[-lam]],
+                      B0=[lam * ph.alpha], B2=ph.exit_rates[:, None])
+        L = rho + rho ** 2 * (1 + ph.cs2) / (2 * (1 - rho))
+        errs.append(abs(q.mean_level / L - 1))
+    rows.append(("M/PH/1 mean level (QBD vs P-K)", np.array(errs)))
+    # PH fit: mean in [1e-3, 1e4] (log), cs2 in [0.01, 100] (log), max_order 100
+    em, ec = [], []
+    for u in sobol(2, 3):
+        mean = 10 ** (-3 + 7 * u[0])
+        cs2 = 10 ** (-2 + 4 * u[1])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PhaseTypeFitWarning)
+            ph = fit(mean, cs2)
+        em.append(abs(ph.mean / mean - 1))
+        ec.append(abs(ph.cs2 / max(cs2, 0.01) - 1))
+    rows.append(("PH fit: mean", np.array(em)))
+    rows.append(("PH fit: cs2", np.array(ec)))
+    print(f"\naccuracy over {n_points} Sobol points each (relative error)")
+    print(f"{'quantity':<32} {'mean':>9} {'p95':>9} {'max':>9}")
+    for name, e in rows:
+        print(f"{name:<32} {e.mean():9.2e} {np.quantile(e, 0.95):9.2e} {e.max():9.2e}")
 
 
 if __name__ == "__main__":
