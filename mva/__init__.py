@@ -75,6 +75,24 @@ _EXPORTS: dict[str, str] = {
     "declarations": "params",
     "validate_fields": "params",
     "design": "params",
+    # continuous-time Markov chains
+    "SteadyStateResult": "markov",
+    "StateSpace": "markov",
+    "AbsorptionResult": "markov",
+    "build_state_space": "markov",
+    "check_generator": "markov",
+    "is_irreducible": "markov",
+    "steady_state": "markov",
+    "reward_rate": "markov",
+    "arrival_distribution": "markov",
+    "absorption": "markov",
+    # phase-type distributions
+    "PhaseType": "phasetype",
+    "PhaseTypeFitWarning": "phasetype",
+    # quasi-birth-death processes
+    "QBDResult": "qbd",
+    "solve_qbd": "qbd",
+    "qbd_drift": "qbd",
 }
 
 __all__ = sorted(["__version__", *_EXPORTS])

@@ -94,6 +94,64 @@ def single_class_networks(**kw):
 
 __all__ += ["demands", "closed_networks", "single_class_networks"]
 
+
+# -- mva.markov / mva.phasetype / mva.qbd ----------------------------------
+
+#: a transition rate of a Markov chain, spanning four orders of magnitude
+rates = st.floats(min_value=1e-2, max_value=1e2, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def generators(draw, *, max_states: int = 25):
+    """A dense irreducible CTMC generator (rows sum to zero).
+
+    Random sparse rates plus a random cycle through all states, so the chain
+    is irreducible whatever else is drawn.
+    """
+    n = draw(st.integers(1, max_states))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    density = draw(st.floats(0.0, 1.0))
+    Q = np.where(rng.random((n, n)) < density, 10.0 ** rng.uniform(-2, 2, (n, n)), 0.0)
+    perm = rng.permutation(n)
+    for i in range(n):
+        Q[perm[i], perm[(i + 1) % n]] += draw(rates)
+    np.fill_diagonal(Q, 0.0)
+    np.fill_diagonal(Q, -Q.sum(axis=1))
+    return Q
+
+
+@st.composite
+def mmck_queues(draw, *, max_servers: int = 5, max_extra: int = 30):
+    """``(lambda, mu, c, K)`` of an M/M/c/K queue (any load: K keeps it finite)."""
+    lam = draw(st.floats(0.05, 5.0))
+    mu = draw(st.floats(0.1, 5.0))
+    c = draw(st.integers(1, max_servers))
+    K = c + draw(st.integers(0, max_extra))
+    return lam, mu, c, K
+
+
+def product_form_networks(**kw):
+    """Small multi-class closed networks of PS queues and delays (product form).
+
+    Small enough to be solved as a CTMC in a test (population lattice <= 20).
+    Think times below 1e-3 are set to zero (a CTMC needs finite rates).
+    """
+    from dataclasses import replace
+
+    opts = dict(max_classes=2, max_stations=3, max_population=3, kinds=("queue", "delay"),
+                think=True, max_lattice=20)
+    opts.update(kw)
+    return closed_networks(**opts).map(
+        lambda net: replace(net, think_times=np.where(net.think_times < 1e-3, 0.0, net.think_times)))
+
+
+#: a (mean, cs2) target of a phase-type fit, cs2 from near-deterministic to very variable
+ph_targets = st.tuples(st.floats(1e-3, 1e4), st.one_of(st.floats(0.0, 1.0), st.floats(1.0, 50.0),
+                                                       st.sampled_from([0.0, 0.5, 1.0, 0.25, 1 / 3])))
+
+__all__ += ["rates", "generators", "mmck_queues", "product_form_networks", "ph_targets"]
+
 # --------------------------------------------------------------------------
 # models
 # --------------------------------------------------------------------------
