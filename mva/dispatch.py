@@ -8,6 +8,7 @@ method             solver
 ``"linearizer"``   :func:`mva.approx.linearizer`
 ``"seidmann"``     :func:`mva.approx.seidmann` (multi-server stations by Seidmann)
 ``"rolia"``        :func:`mva.approx.rolia` (multi-server stations by Rolia)
+``"convolution"``  :func:`mva.convolution.convolution` (normalizing constant)
 ``"auto"``         exact when the population lattice has at most
                    ``auto_limit`` vectors (default 100,000) or the network has
                    load-dependent stations, Linearizer otherwise
@@ -29,6 +30,7 @@ METHODS: dict[str, tuple[str, ...]] = {
     "linearizer": ("tol", "max_iter", "on_fail", "multiserver", "passes"),
     "seidmann": ("base", "tol", "max_iter", "on_fail", "max_states"),
     "rolia": ("base", "tol", "max_iter", "on_fail"),
+    "convolution": ("max_states",),
     "auto": ("auto_limit", "max_states", "tol", "max_iter", "on_fail", "multiserver"),
 }
 
@@ -37,6 +39,9 @@ def _solver(method: str) -> Any:
     if method == "exact":
         from .exact import exact_mva
         return exact_mva
+    if method == "convolution":
+        from .convolution import convolution
+        return convolution
     from . import approx
     return {"schweitzer": approx.schweitzer, "bard-schweitzer": approx.schweitzer,
             "linearizer": approx.linearizer, "seidmann": approx.seidmann,
@@ -53,7 +58,8 @@ def solve(network: Any, method: str = "exact", **options: Any) -> Any:
         :func:`~mva.open.solve_open` (``method="exact"`` only).
     method : str
         One of ``"exact"``, ``"schweitzer"`` (``"bard-schweitzer"``),
-        ``"linearizer"``, ``"seidmann"``, ``"rolia"``, ``"auto"``.
+        ``"linearizer"``, ``"seidmann"``, ``"rolia"``, ``"convolution"``,
+        ``"auto"``.
     **options
         Keyword options of that method (see :data:`METHODS`), e.g. ``tol``,
         ``max_iter``, ``on_fail``.
@@ -79,7 +85,7 @@ def solve(network: Any, method: str = "exact", **options: Any) -> Any:
     >>> solve(net, method="magic")
     Traceback (most recent call last):
     ...
-    ValueError: method must be one of 'exact', 'schweitzer', 'bard-schweitzer', 'linearizer', 'seidmann', 'rolia', 'auto'; got 'magic'
+    ValueError: method must be one of 'exact', 'schweitzer', 'bard-schweitzer', 'linearizer', 'seidmann', 'rolia', 'convolution', 'auto'; got 'magic'
     >>> solve(net, method="exact", tol=1e-3)
     Traceback (most recent call last):
     ...

@@ -32,6 +32,9 @@ def test_methods_match_their_functions():
     np.testing.assert_allclose(mva.solve(NET, method="linearizer", passes=3).throughput,
                                mva.linearizer(NET, passes=3).throughput)
     assert mva.solve(NET, method="auto").method == "exact"
+    conv = mva.solve(NET, method="convolution")
+    assert conv.method == "convolution"
+    np.testing.assert_allclose(conv.queue_length, mva.solve(NET).queue_length, rtol=1e-12)
     assert mva.solve(NET, method="auto", auto_limit=2).method == "linearizer"
 
 
@@ -71,7 +74,9 @@ def test_public_names_are_exported_lazily():
     for name in ("ClosedNetwork", "MVAResult", "solve", "exact_mva", "schweitzer", "linearizer",
                  "seidmann", "rolia", "bkt_residence", "mm1", "mmc", "mg1", "visit_ratios",
                  "aba_bounds", "balanced_job_bounds", "Bounds", "OpenQueueResult", "OpenNetwork",
-                 "solve_open", "erlang_c", "seidmann_transform", "lattice_size", "METHODS"):
+                 "solve_open", "erlang_c", "seidmann_transform", "lattice_size", "METHODS",
+                 "convolution", "normalizing_constant", "marginal_probabilities", "mm1k", "mmck",
+                 "mminf", "erlang_b", "engset", "FiniteQueueResult"):
         assert name in mva.__all__ and getattr(mva, name) is not None
     # importing the package loads none of the solver modules
     code = ("import sys, mva; print(sorted(m for m in sys.modules if m.startswith('mva.')))")
