@@ -53,9 +53,11 @@ def solve(network: Any, method: str = "exact", **options: Any) -> Any:
 
     Parameters
     ----------
-    network : ClosedNetwork or OpenNetwork
+    network : ClosedNetwork, OpenNetwork or MixedNetwork
         The network.  An :class:`~mva.open.OpenNetwork` is solved by
-        :func:`~mva.open.solve_open` (``method="exact"`` only).
+        :func:`~mva.open.solve_open` (``method="exact"`` only); a
+        :class:`~mva.mixed.MixedNetwork` by :func:`~mva.mixed.solve_mixed`
+        with ``method`` as its closed solver.
     method : str
         One of ``"exact"``, ``"schweitzer"`` (``"bard-schweitzer"``),
         ``"linearizer"``, ``"seidmann"``, ``"rolia"``, ``"convolution"``,
@@ -66,7 +68,7 @@ def solve(network: Any, method: str = "exact", **options: Any) -> Any:
 
     Returns
     -------
-    MVAResult or OpenNetworkResult
+    MVAResult, OpenNetworkResult or MixedResult
 
     Raises
     ------
@@ -93,6 +95,9 @@ def solve(network: Any, method: str = "exact", **options: Any) -> Any:
     """
     check_choice("method", method, METHODS)
     check_kwargs(f"solve(method={method!r})", options, METHODS[method])
+    from .mixed import MixedNetwork, solve_mixed
+    if isinstance(network, MixedNetwork):
+        return solve_mixed(network, method, **options)
     from .open import OpenNetwork, solve_open
     if isinstance(network, OpenNetwork):
         if method != "exact" or options:
@@ -100,7 +105,8 @@ def solve(network: Any, method: str = "exact", **options: Any) -> Any:
         return solve_open(network)
     from .network import ClosedNetwork
     if not isinstance(network, ClosedNetwork):
-        raise ValueError(f"network must be a ClosedNetwork or OpenNetwork; got {type(network).__name__}")
+        raise ValueError(f"network must be a ClosedNetwork, OpenNetwork or MixedNetwork; got "
+                         f"{type(network).__name__}")
     if method == "auto":
         from .exact import lattice_size
         limit = int(options.pop("auto_limit", 100_000))

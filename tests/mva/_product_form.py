@@ -63,8 +63,31 @@ def _alpha(net: ClosedNetwork, k: int, j: int):
     return mpmath.mpf(1)
 
 
-def enumerate_network(net: ClosedNetwork, populations=None):
-    """(G, mean chain queue lengths (R, K), marginals (K, |N|+1)) by brute force."""
+def _open_sums(U: float, top: int, terms: int = 400):
+    """``A0[m] = sum_t binom(m+t, t) U^t`` and ``A1[m] = sum_t t binom(m+t, t) U^t``
+    summed term by term (no closed form), for m = 0..top."""
+    A0, A1 = [], []
+    u = mpmath.mpf(U)
+    for m in range(top + 1):
+        s0 = s1 = mpmath.mpf(0)
+        term = mpmath.mpf(1)                      # binom(m + t, t) U^t at t = 0
+        for t in range(terms):
+            s0 += term
+            s1 += t * term
+            term = term * (m + t + 1) / (t + 1) * u
+        A0.append(s0)
+        A1.append(s1)
+    return A0, A1
+
+
+def enumerate_network(net: ClosedNetwork, populations=None, open_load=None):
+    """(G, mean chain queue lengths (R, K), marginals (K, |N|+1)) by brute force.
+
+    With ``open_load`` (U^o_k per station), open customers are added to every
+    ``"queue"`` station by summing the product form over their number there
+    (term by term); the marginals are then replaced by the mean number of open
+    customers per station, shape (K,).
+    """
     N = list(net.populations) if populations is None else list(populations)
     R, K = len(N), net.n_stations
     Dch = np.zeros((R, K))
@@ -79,6 +102,11 @@ def enumerate_network(net: ClosedNetwork, populations=None):
         top = int(sum(N))
         marg = [[mpmath.mpf(0)] * (top + 1) for _ in range(K)]
         per_chain = [list(_compositions(int(N[r]), K + 1)) for r in range(R)]  # slot K = think
+        sums = None
+        if open_load is not None:
+            sums = [_open_sums(float(open_load[k]), top) if net.kinds[k] == "queue" else None
+                    for k in range(K)]
+            Eo = [mpmath.mpf(0)] * K
         for combo in itertools.product(*per_chain):
             w = mpmath.mpf(1)
             for k in range(K):
@@ -92,6 +120,8 @@ def enumerate_network(net: ClosedNetwork, populations=None):
                     f *= math.factorial(t)
                     for j in range(1, t + 1):
                         f /= _alpha(net, k, j)
+                if sums is not None and sums[k] is not None:
+                    f *= sums[k][0][t]
                 w *= f
             for r in range(R):
                 nz = combo[r][K]
@@ -104,20 +134,25 @@ def enumerate_network(net: ClosedNetwork, populations=None):
                     Q[r][k] += combo[r][k] * w
                     t += combo[r][k]
                 marg[k][t] += w
+                if sums is not None and sums[k] is not None:
+                    Eo[k] += w * sums[k][1][t] / sums[k][0][t]
+        if sums is not None:
+            Qf = np.array([[float(Q[r][k] / G) for k in range(K)] for r in range(R)])
+            return G, Qf, np.array([float(e / G) for e in Eo])
         Qf = np.array([[float(Q[r][k] / G) for k in range(K)] for r in range(R)])
         Pf = np.array([[float(m / G) for m in row] for row in marg])
         return G, Qf, Pf
 
 
-def throughputs(net: ClosedNetwork) -> np.ndarray:
+def throughputs(net: ClosedNetwork, open_load=None) -> np.ndarray:
     """Chain throughputs ``G(N - e_r) / G(N)`` by two enumerations."""
-    G, _, _ = enumerate_network(net)
+    G, _, _ = enumerate_network(net, open_load=open_load)
     X = np.zeros(net.n_chains)
     for r in range(net.n_chains):
         if net.populations[r] > 0:
             n = list(net.populations)
             n[r] -= 1
-            Gm, _, _ = enumerate_network(net, n)
+            Gm, _, _ = enumerate_network(net, n, open_load=open_load)
             with mpmath.workdps(40):
                 X[r] = float(Gm / G)
     return X

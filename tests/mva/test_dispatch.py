@@ -44,7 +44,7 @@ def test_unknown_method_and_keyword():
     with pytest.raises(ValueError, match=r"unknown keyword argument\(s\) 'tolerance'; allowed: "
                                          r"max_iter, multiserver, on_fail, tol"):
         mva.solve(NET, method="schweitzer", tolerance=1e-3)
-    with pytest.raises(ValueError, match="network must be a ClosedNetwork or OpenNetwork; got dict"):
+    with pytest.raises(ValueError, match="network must be a ClosedNetwork, OpenNetwork or MixedNetwork; got dict"):
         mva.solve({"demands": [1.0]})
     with pytest.raises(ValueError, match="network must be a ClosedNetwork; got list"):
         mva.exact_mva([1.0])
@@ -76,7 +76,8 @@ def test_public_names_are_exported_lazily():
                  "aba_bounds", "balanced_job_bounds", "Bounds", "OpenQueueResult", "OpenNetwork",
                  "solve_open", "erlang_c", "seidmann_transform", "lattice_size", "METHODS",
                  "convolution", "normalizing_constant", "marginal_probabilities", "mm1k", "mmck",
-                 "mminf", "erlang_b", "engset", "FiniteQueueResult"):
+                 "mminf", "erlang_b", "engset", "FiniteQueueResult", "MixedNetwork", "MixedResult",
+                 "solve_mixed"):
         assert name in mva.__all__ and getattr(mva, name) is not None
     # importing the package loads none of the solver modules
     code = ("import sys, mva; print(sorted(m for m in sys.modules if m.startswith('mva.')))")
