@@ -8,7 +8,7 @@ method             solver
 ``"linearizer"``   :func:`mva.approx.linearizer`
 ``"seidmann"``     :func:`mva.approx.seidmann` (multi-server stations by Seidmann)
 ``"rolia"``        :func:`mva.approx.rolia` (multi-server stations by Rolia)
-``"convolution"``  :func:`mva.convolution.convolution` (normalizing constant)
+``"convolution"``  :func:`mva.normalizing.convolution` (normalizing constant)
 ``"auto"``         exact when the population lattice has at most
                    ``auto_limit`` vectors (default 100,000) or the network has
                    load-dependent stations, Linearizer otherwise
@@ -40,7 +40,7 @@ def _solver(method: str) -> Any:
         from .exact import exact_mva
         return exact_mva
     if method == "convolution":
-        from .convolution import convolution
+        from .normalizing import convolution
         return convolution
     from . import approx
     return {"schweitzer": approx.schweitzer, "bard-schweitzer": approx.schweitzer,

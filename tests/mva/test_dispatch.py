@@ -85,3 +85,12 @@ def test_public_names_are_exported_lazily():
     loaded = out.stdout
     for mod in ("mva.exact", "mva.approx", "mva.network", "mva.open"):
         assert mod not in loaded
+
+
+def test_function_names_are_not_shadowed_by_submodules():
+    # importing a submodule sets it as a package attribute: no export may share a module's name
+    import importlib
+    for name, module in mva._EXPORTS.items():
+        importlib.import_module(f"mva.{module}")
+        assert name != module, name
+    assert callable(mva.convolution) and callable(mva.solve_mixed)

@@ -7,7 +7,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from mva.convolution import convolution, marginal_probabilities, normalizing_constant
+from mva.normalizing import convolution, marginal_probabilities, normalizing_constant
 from mva.exact import exact_mva
 from mva.network import ClosedNetwork
 
