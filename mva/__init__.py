@@ -79,6 +79,8 @@ _EXPORTS: dict[str, str] = {
     "Bounds": "bounds",
     "aba_bounds": "bounds",
     "balanced_job_bounds": "bounds",
+    "OpenBounds": "bounds",
+    "open_bounds": "bounds",
     "solve": "dispatch",
     "METHODS": "dispatch",
 }

@@ -76,3 +76,37 @@ def test_bjb_encloses_exact(net, n):
     assert b.contains(x)
     r = n / x - net.think_times[0]
     assert b.response_lower * (1 - 1e-9) - 1e-12 <= r <= b.response_upper * (1 + 1e-9) + 1e-12
+
+
+# ----------------------------------------------------------------------
+# open networks
+# ----------------------------------------------------------------------
+def test_open_bounds_bracket_the_exact_response_time():
+    from mva.bounds import open_bounds
+    from mva.open import OpenNetwork, solve_open
+    rng = np.random.default_rng(99)
+    for _ in range(150):
+        K = int(rng.integers(1, 6))
+        d = rng.uniform(0.01, 5.0, size=K)
+        lam = rng.uniform(0.0, 0.999) / d.max()
+        R = float(solve_open(OpenNetwork(arrival_rates=[lam], demands=[d])).response_time[0])
+        bjb, aba = open_bounds(lam, d), open_bounds(lam, d, method="aba")
+        assert aba.response_lower <= bjb.response_lower * (1 + 1e-12)
+        assert bjb.response_lower <= R * (1 + 1e-12) and R <= bjb.response_upper * (1 + 1e-12)
+        assert aba.response_upper == np.inf
+    # balanced network: both bounds are exact
+    b = open_bounds(0.3, [1.0, 1.0, 1.0])
+    assert b.response_lower == pytest.approx(3 / 0.7, rel=1e-14)
+    assert b.response_upper == pytest.approx(3 / 0.7, rel=1e-14)
+
+
+def test_open_bounds_saturation_and_bad_input():
+    from mva.bounds import open_bounds
+    b = open_bounds([0.5, 0.6], [2.0, 1.0])
+    assert b.saturation_rate == 0.5 and np.all(np.isinf(b.response_lower))
+    with pytest.raises(ValueError, match="method must be one of 'aba', 'bjb'"):
+        open_bounds(0.1, [1.0], method="gb")
+    with pytest.raises(ValueError, match="demands must be 1-D"):
+        open_bounds(0.1, [0.0, 0.0])
+    with pytest.raises(ValueError, match="arrival_rate must be finite and >= 0"):
+        open_bounds(-0.1, [1.0])
