@@ -81,6 +81,8 @@ _EXPORTS: dict[str, str] = {
     "balanced_job_bounds": "bounds",
     "OpenBounds": "bounds",
     "open_bounds": "bounds",
+    "ChainBounds": "bounds",
+    "multiclass_aba_bounds": "bounds",
     "solve": "dispatch",
     "METHODS": "dispatch",
 }

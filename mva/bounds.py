@@ -31,7 +31,8 @@ from ._validate import check_choice, check_integer, check_nonnegative, scalar_or
 from .network import ClosedNetwork
 from .results import plain_dict
 
-__all__ = ["Bounds", "aba_bounds", "balanced_job_bounds", "OpenBounds", "open_bounds"]
+__all__ = ["Bounds", "aba_bounds", "balanced_job_bounds", "OpenBounds", "open_bounds", "ChainBounds",
+           "multiclass_aba_bounds"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -353,3 +354,104 @@ def open_bounds(arrival_rate: Any, demands: Any, *, method: str = "bjb") -> Open
     return OpenBounds(arrival_rate=scalar_or_array(lam), saturation_rate=1.0 / Dmax,
                       response_lower=scalar_or_array(lo), response_upper=scalar_or_array(hi),
                       method=method)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChainBounds:
+    """Per-chain bounds on a multi-chain closed network.
+
+    Attributes
+    ----------
+    throughput_lower, throughput_upper : numpy.ndarray, shape (R,)
+        Chain throughput ``X_r`` (cycles per time unit) lies between them.
+    response_lower, response_upper : numpy.ndarray, shape (R,)
+        ``R_r = N_r / X_r - Z_r`` lies between them (0 for empty chains).
+    method : str
+        ``"aba"``.
+    """
+
+    throughput_lower: np.ndarray
+    throughput_upper: np.ndarray
+    response_lower: np.ndarray
+    response_upper: np.ndarray
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary (arrays as lists)."""
+        return plain_dict(self)
+
+    def contains(self, throughput: Any) -> Any:
+        """True where ``throughput_lower <= throughput <= throughput_upper`` (1e-12 slack)."""
+        x = np.asarray(throughput, dtype=float)
+        return ((x >= self.throughput_lower * (1 - 1e-12)) & (x <= self.throughput_upper * (1 + 1e-12)))
+
+
+def multiclass_aba_bounds(network: ClosedNetwork) -> ChainBounds:
+    r"""Asymptotic bounds on the throughput of each chain of a multi-chain network.
+
+    Parameters
+    ----------
+    network : ClosedNetwork
+        ``"queue"``, ``"delay"`` and ``"multi"`` stations; chains with
+        several classes use the chain demands.
+
+    Returns
+    -------
+    ChainBounds
+
+    Notes
+    -----
+    With the chain demands ``D_rk``, ``|N| = sum_s N_s`` customers in all,
+    ``Z_r`` plus the delay demands as think time ``Z'_r``, and ``m_k``
+    servers:
+
+    .. math::
+
+        rac{N_r}{Z'_r + |N| \sum_{k \in Q} D_{rk}}
+        \le X_r \le
+        \min\Bigl(rac{N_r}{Z'_r + \sum_{k \in Q} D_{rk}},\ \min_k rac{m_k}{D_{rk}}\Bigr).
+
+    The upper bound: no queueing, and no station beyond its capacity even
+    if chain ``r`` had it alone.  The lower bound: a customer finds at most
+    ``|N| - 1`` others at a station and, in a product-form network
+    (processor sharing, or FCFS with one service time per station), gets at
+    least the share ``1/n`` of a server among ``n`` present, so its
+    residence is at most ``|N| D_rk``.  (Octave's ``qncmaba`` uses
+    ``sum_s N_s D_s`` instead, the same when the chains' demands are
+    equal.)  These are the single-class bounds of Lazowska et al. (1984),
+    section 5.2, chain by chain.
+
+    References
+    ----------
+    Lazowska et al. (1984), section 5.2; Octave ``qncmaba``.
+
+    Examples
+    --------
+    >>> net = ClosedNetwork(demands=[[1.0, 2.0], [0.5, 0.5]], populations=[2, 3])
+    >>> b = multiclass_aba_bounds(net)
+    >>> b.throughput_lower.round(4).tolist(), b.throughput_upper.round(4).tolist()
+    ([0.1333, 0.6], [0.5, 2.0])
+    """
+    if not isinstance(network, ClosedNetwork):
+        raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
+    for k, kd in enumerate(network.kinds):
+        if kd == "ld":
+            raise ValueError(f"kinds[{k}] is 'ld'; multiclass_aba_bounds takes 'queue', 'delay' and "
+                             f"'multi' stations")
+    Dch = network.chain_demands
+    kinds = np.array(network.kinds)
+    delay = kinds == "delay"
+    N = network.populations.astype(float)
+    Ntot = float(N.sum())
+    Zp = network.think_times + Dch[:, delay].sum(axis=1)
+    Dq = Dch[:, ~delay]
+    m = network.servers[~delay].astype(float)
+    D = Dq.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cap = np.where(Dq > 0, m / np.where(Dq > 0, Dq, 1.0), np.inf).min(axis=1, initial=np.inf)
+        x_up = np.where(N > 0, np.minimum(N / (Zp + D), cap), 0.0)
+        x_lo = np.where(N > 0, N / (Zp + Ntot * D), 0.0)
+        r_lo = np.where(N > 0, N / np.where(x_up > 0, x_up, 1.0) - network.think_times, 0.0)
+        r_hi = np.where(N > 0, N / np.where(x_lo > 0, x_lo, 1.0) - network.think_times, 0.0)
+    return ChainBounds(throughput_lower=x_lo, throughput_upper=x_up, response_lower=r_lo,
+                       response_upper=r_hi, method="aba")

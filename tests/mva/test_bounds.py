@@ -110,3 +110,34 @@ def test_open_bounds_saturation_and_bad_input():
         open_bounds(0.1, [0.0, 0.0])
     with pytest.raises(ValueError, match="arrival_rate must be finite and >= 0"):
         open_bounds(-0.1, [1.0])
+
+
+# ----------------------------------------------------------------------
+# multi-chain asymptotic bounds
+# ----------------------------------------------------------------------
+from hypothesis import settings  # noqa: E402
+
+from tests.strategies import closed_networks  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(closed_networks(kinds=("queue", "delay", "multi"), chains=True))
+def test_multiclass_aba_bounds_contain_exact_mva(net):
+    from mva.bounds import multiclass_aba_bounds
+    b = multiclass_aba_bounds(net)
+    X = mva.exact_mva(net).chain_throughput
+    assert b.contains(X).all()
+    assert np.all(b.throughput_lower <= b.throughput_upper * (1 + 1e-12))
+    assert np.all(b.response_lower <= b.response_upper * (1 + 1e-12))
+
+
+def test_multiclass_aba_bounds_single_customer_is_exact_and_bad_input():
+    from mva.bounds import multiclass_aba_bounds
+    net = ClosedNetwork(demands=[[1.0, 2.0], [0.5, 0.5]], populations=[1, 0], think_times=[3.0, 0.0])
+    b = multiclass_aba_bounds(net)
+    assert b.throughput_lower[0] == pytest.approx(1 / 6, rel=1e-14)
+    assert b.throughput_upper[0] == pytest.approx(1 / 6, rel=1e-14)
+    assert b.throughput_upper[1] == 0.0 and b.response_upper[1] == 0.0
+    ld = ClosedNetwork.single_class([1.0], population=2, kinds=["ld"], rates=[[1.0, 2.0]])
+    with pytest.raises(ValueError, match="kinds\\[0\\] is 'ld'"):
+        multiclass_aba_bounds(ld)
