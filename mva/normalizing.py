@@ -87,7 +87,8 @@ def _check(network: Any, who: str, max_states: int) -> None:
     if not isinstance(network, ClosedNetwork):
         raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
     if network.has_priorities:
-        raise ValueError(f"{who} needs a product-form network; got priorities {network.priorities.tolist()}")
+        raise ValueError(f"{who} needs a product-form network; got priorities "
+                         f"{np.asarray(network.priorities).tolist()}")
     S = network.service_times
     V = network.visit_matrix
     for k, (kd, disc) in enumerate(zip(network.kinds, network.disciplines)):
