@@ -52,8 +52,10 @@ and the marginals of all ``K`` stations ``O(K L^2)``.
 
 Only product-form networks are accepted: no priorities, and FCFS ``"queue"``
 stations must have exponential service (``cs2 = 1``) with the same
-per-visit service time for every visiting class.  (Processor-sharing
-stations may have class-dependent service times.)
+per-visit service time for every visiting class.  Processor-sharing
+stations may have class-dependent service times; so may ``"multi"``
+stations, which are the processor-sharing multi-server station of the BCMP
+theorem (as in :func:`mva.exact.exact_mva` and LINE's PS stations).
 
 References
 ----------
@@ -321,7 +323,9 @@ def marginal_probabilities(network: ClosedNetwork, *, max_states: int = DEFAULT_
 
     with ``G^{(-k)}`` the convolution of all stations but ``k`` (from
     prefix and suffix products, so all ``K`` marginals cost ``O(K L^2)``).
-    Octave's ``qncsconvld``/``qncsmarg`` give the single-class case.
+    For one chain and a load-independent station this is the formula
+    ``P(n_k = j) = D_k^j (G(N-j) - D_k G(N-j-1)) / G(N)`` of Bolch et al.
+    (2006), section 8.1, which Octave's ``qncsconv`` documentation uses.
 
     References
     ----------
