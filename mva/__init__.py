@@ -79,6 +79,7 @@ _EXPORTS: dict[str, str] = {
     "Bounds": "bounds",
     "aba_bounds": "bounds",
     "balanced_job_bounds": "bounds",
+    "proportional_bounds": "bounds",
     "OpenBounds": "bounds",
     "open_bounds": "bounds",
     "ChainBounds": "bounds",

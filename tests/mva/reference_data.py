@@ -93,3 +93,14 @@ ERLANG_B = [
     {"c": 2, "a": 2.0, "B": 0.4, "atol": 1e-12},
     {"c": 10, "a": 5.0, "B": 0.018385, "atol": 5e-7},
 ]
+
+#: Casale, Muntz, Serazzi, "Geometric bounds: a noniterative analysis
+#: technique for closed queueing networks", IEEE Trans. Computers 57(6),
+#: 2008, Table IV, column PB (proportional bounds of Hsieh and Lam 1987);
+#: also the test of Octave ``qncspb``.  Rows: N, X lower, X upper (Z = 0).
+CASALE_TABLE_IV_PB = {
+    "demands": [0.1, 0.1, 0.09, 0.08],
+    "rows": [(2, 4.3174, 4.3174), (5, 6.6600, 6.7297), (10, 8.0219, 8.2700),
+             (20, 8.8672, 9.3387), (80, 9.6736, 10.000)],
+    "atol": 1e-4,
+}

@@ -141,3 +141,29 @@ def test_multiclass_aba_bounds_single_customer_is_exact_and_bad_input():
     ld = ClosedNetwork.single_class([1.0], population=2, kinds=["ld"], rates=[[1.0, 2.0]])
     with pytest.raises(ValueError, match="kinds\\[0\\] is 'ld'"):
         multiclass_aba_bounds(ld)
+
+
+# ----------------------------------------------------------------------
+# proportional bounds
+# ----------------------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(single_class_networks(max_stations=6, max_population=40, max_lattice=41))
+def test_proportional_bounds_contain_exact_mva(net):
+    from hypothesis import assume
+
+    from mva.bounds import proportional_bounds
+    assume(bool(((np.array(net.kinds) == "queue") & (net.demands[0] > 0)).any()))
+    N = np.arange(1, int(net.populations[0]) + 1)
+    pb = proportional_bounds(net, population=N)
+    X = np.array([mva.exact_mva(net.with_populations([n])).throughput[0] for n in N])
+    assert pb.contains(X).all()
+    # the lower bound is exact for one customer
+    assert pb.throughput_lower[0] == pytest.approx(X[0], rel=1e-12)
+
+
+def test_proportional_bounds_balanced_network_is_exact():
+    from mva.bounds import proportional_bounds
+    b = proportional_bounds([0.5, 0.5, 0.5], population=7)
+    X = mva.exact_mva(ClosedNetwork.single_class([0.5, 0.5, 0.5], population=7)).throughput[0]
+    assert b.throughput_lower == pytest.approx(X, rel=1e-13)
+    assert b.throughput_upper == pytest.approx(X, rel=1e-13)

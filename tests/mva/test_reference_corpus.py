@@ -74,3 +74,11 @@ def test_engset_and_erlang_b_tables():
     assert abs(mva.engset(d["servers"], d["sources"], d["beta"], congestion="time") - d["time"]) < d["atol"]
     for d in ref.ERLANG_B:
         assert abs(mva.erlang_b(d["c"], d["a"]) - d["B"]) < d["atol"]
+
+
+def test_casale_table_iv_proportional_bounds():
+    d = ref.CASALE_TABLE_IV_PB
+    N = [r[0] for r in d["rows"]]
+    b = mva.proportional_bounds(d["demands"], population=N)
+    np.testing.assert_allclose(b.throughput_lower, [r[1] for r in d["rows"]], atol=d["atol"])
+    np.testing.assert_allclose(b.throughput_upper, [r[2] for r in d["rows"]], atol=d["atol"])
