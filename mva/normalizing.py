@@ -45,10 +45,15 @@ Scaling and cost
 Demands are divided by their largest value before the convolution
 (``G`` then scales by ``s^{|n|}``), which keeps ``G`` representable for
 populations in the hundreds; if it still overflows a ``ValueError`` says so.
-The lattice has ``L = prod_r (N_r + 1)`` points; Buzen's step costs
-``O(L R)`` per queue station, a general convolution (delay, multi,
-load-dependent) ``O(L^2)`` at worst (``prod_r (N_r+1)(N_r+2)/2`` products),
-and the marginals of all ``K`` stations ``O(K L^2)``.
+The lattice has ``L = prod_r (N_r + 1)`` points.  Buzen's step costs
+``O(L R)`` per queue station (vectorised over each level of equal total
+population), a delay station ``O(L sum_r N_r)`` (its factor is separable:
+one 1-D convolution per chain), a multi-server or load-dependent station a
+general lattice convolution, ``O(L^2)`` at worst
+(``prod_r (N_r+1)(N_r+2)/2`` products).  The marginals need the constant
+without each station: ``O(K^2)`` station additions, the general ones
+first.  Two chains of 60 customers on three stations and two think times
+take about 0.1 s.
 
 Only product-form networks are accepted: no priorities, and FCFS ``"queue"``
 stations must have exponential service (``cs2 = 1``) with the same
@@ -81,8 +86,9 @@ from .results import MVAResult
 
 __all__ = ["normalizing_constant", "marginal_probabilities", "convolution"]
 
-#: largest population lattice the convolution accepts by default
-DEFAULT_MAX_STATES = 200_000
+#: largest population lattice the convolution accepts by default (the marginals
+#: cost O(K L^2) at delay, multi-server and load-dependent stations)
+DEFAULT_MAX_STATES = 20_000
 
 
 def _check(network: Any, who: str, max_states: int) -> None:
@@ -157,18 +163,51 @@ def _convolve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return H
 
 
+def _delay(G: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Convolve with a delay station: its factor ``prod_r d_r^{n_r} / n_r!`` is
+    separable, so the lattice convolution is one 1-D convolution per chain axis."""
+    H = G
+    for r, dr in enumerate(d):
+        if dr <= 0 or H.shape[r] == 1:
+            continue
+        n = H.shape[r]
+        f = np.empty(n)
+        f[0] = 1.0
+        for j in range(1, n):
+            f[j] = f[j - 1] * dr / j
+        out = np.zeros_like(H)
+        for j in range(n):
+            dst = [slice(None)] * H.ndim
+            src = [slice(None)] * H.ndim
+            dst[r] = slice(j, None)
+            src[r] = slice(0, n - j)
+            out[tuple(dst)] += f[j] * H[tuple(src)]
+        H = out
+    return H
+
+
 def _buzen(G: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """Add one load-independent queue station of chain demands ``d`` (in place order)."""
-    G = G.copy()
-    for n in np.ndindex(G.shape):
-        acc = G[n]
+    """Add one load-independent queue station of chain demands ``d``.
+
+    ``G_k(n) = G_{k-1}(n) + sum_r d_r G_k(n - e_r)``, evaluated level by
+    level (all ``n`` of equal total population at once).
+    """
+    shape = G.shape
+    flat = G.ravel().copy()
+    strides = np.array([int(np.prod(shape[r + 1:])) for r in range(len(shape))], dtype=np.int64)
+    grid = np.indices(shape).reshape(len(shape), -1)
+    level = grid.sum(axis=0)
+    order = np.argsort(level, kind="stable")
+    bounds = np.searchsorted(level[order], np.arange(int(level.max()) + 2))
+    for lv in range(1, int(level.max()) + 1):
+        idx = order[bounds[lv]:bounds[lv + 1]]
+        acc = flat[idx]
         for r, dr in enumerate(d):
-            if dr > 0 and n[r] > 0:
-                m = list(n)
-                m[r] -= 1
-                acc += dr * G[tuple(m)]
-        G[n] = acc
-    return G
+            if dr > 0:
+                ok = grid[r, idx] > 0
+                acc[ok] += dr * flat[idx[ok] - strides[r]]
+        flat[idx] = acc
+    return flat.reshape(shape)
 
 
 def _factors(network: ClosedNetwork) -> tuple[Any, list[tuple[str, np.ndarray, Any]], np.ndarray, float]:
@@ -193,11 +232,8 @@ def _factors(network: ClosedNetwork) -> tuple[Any, list[tuple[str, np.ndarray, A
 def _lattice_G(stations: list[tuple[str, np.ndarray, Any]], N: np.ndarray) -> np.ndarray:
     G = np.zeros(tuple((N + 1).tolist()))
     G[(0,) * N.size] = 1.0
-    for kd, d, a in stations:
-        if kd == "queue":
-            G = _buzen(G, d)
-        else:
-            G = _convolve(_station_factor(kd, d, a, N), G)
+    for st in stations:
+        G = _add(G, st, N)
     if not np.isfinite(G).all():
         raise ValueError("the normalizing constant overflows even after scaling the demands; "
                          "the populations are too large for convolution (use exact_mva)")
@@ -260,26 +296,35 @@ def normalizing_constant(network: ClosedNetwork, *, max_states: int = DEFAULT_MA
 
 
 def _without(stations: list, N: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """G of all stations, and G of the network without each of the first K stations."""
+    """G of all stations, and G of the network without each station.
+
+    ``G^{(-i)}`` is the prefix up to ``i`` with the stations after ``i``
+    added one by one.  Stations are ordered general (multi-server,
+    load-dependent: an ``O(L^2)`` convolution each) first, so that the many
+    additions are mostly the ``O(L R)`` Buzen and delay steps.
+    """
     n = len(stations)
+    order = sorted(range(n), key=lambda i: stations[i][0] in ("queue", "delay"))
     one = np.zeros(tuple((N + 1).tolist()))
     one[(0,) * N.size] = 1.0
     pre = [one]
-    for st in stations:
-        pre.append(_add(pre[-1], st, N))
-    suf = [one]
-    for st in reversed(stations):
-        suf.append(_add(suf[-1], st, N))
-    suf = suf[::-1]                                      # suf[i] = stations i..n-1
-    G = pre[n]
-    minus = [_convolve(pre[i], suf[i + 1]) for i in range(n)]
-    return G, minus
+    for i in order:
+        pre.append(_add(pre[-1], stations[i], N))
+    minus: list[Any] = [None] * n
+    for pos, i in enumerate(order):
+        H = pre[pos]
+        for j in order[pos + 1:]:
+            H = _add(H, stations[j], N)
+        minus[i] = H
+    return pre[n], minus
 
 
 def _add(G: np.ndarray, st: tuple[str, np.ndarray, Any], N: np.ndarray) -> np.ndarray:
     kd, d, a = st
     if kd == "queue":
         return _buzen(G, d)
+    if kd == "delay":
+        return _delay(G, d)
     return _convolve(_station_factor(kd, d, a, N), G)
 
 
