@@ -489,9 +489,9 @@ def multiclass_aba_bounds(network: ClosedNetwork) -> ChainBounds:
 
     .. math::
 
-        rac{N_r}{Z'_r + |N| \sum_{k \in Q} D_{rk}}
+        \frac{N_r}{Z'_r + |N| \sum_{k \in Q} D_{rk}}
         \le X_r \le
-        \min\Bigl(rac{N_r}{Z'_r + \sum_{k \in Q} D_{rk}},\ \min_k rac{m_k}{D_{rk}}\Bigr).
+        \min\Bigl(\frac{N_r}{Z'_r + \sum_{k \in Q} D_{rk}},\ \min_k \frac{m_k}{D_{rk}}\Bigr).
 
     The upper bound: no queueing, and no station beyond its capacity even
     if chain ``r`` had it alone.  The lower bound: a customer finds at most

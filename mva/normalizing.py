@@ -355,7 +355,7 @@ def marginal_probabilities(network: ClosedNetwork, *, max_states: int = DEFAULT_
 
     Returns
     -------
-    numpy.ndarray, shape (K, |N| + 1)
+    numpy.ndarray, shape (K, sum(N) + 1)
         ``p[k, t]``: probability that ``t`` customers (all chains) are at
         station ``k``; each row sums to 1.
 
