@@ -14,7 +14,8 @@ References
 ----------
 E. D. Lazowska, J. Zahorjan, G. S. Graham, K. C. Sevcik, *Quantitative
 System Performance*, Prentice-Hall, 1984, chapter 5 (section 5.2
-asymptotic bounds, section 5.3 balanced job bounds).
+asymptotic bounds, section 5.3 balanced job bounds, both also for open
+networks: :func:`open_bounds`).
 J. Zahorjan, K. C. Sevcik, D. L. Eager, B. Galler, "Balanced job bound
 analysis of queueing networks", CACM 25(2), 1982, pp. 134-141.
 """
@@ -26,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import check_integer, check_nonnegative, scalar_or_array
+from ._validate import check_choice, check_integer, check_nonnegative, scalar_or_array
 from .network import ClosedNetwork
 from .results import plain_dict
 
-__all__ = ["Bounds", "aba_bounds", "balanced_job_bounds"]
+__all__ = ["Bounds", "aba_bounds", "balanced_job_bounds", "proportional_bounds", "OpenBounds", "open_bounds", "ChainBounds",
+           "multiclass_aba_bounds"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -254,3 +256,284 @@ def balanced_job_bounds(demands: Any, population: Any = None, think_time: Any = 
     return Bounds(population=_pop(N), throughput_lower=scalar_or_array(x_lo),
                   throughput_upper=scalar_or_array(x_up), response_lower=scalar_or_array(r_lo),
                   response_upper=scalar_or_array(r_hi), n_star=float((D + Z) / Dmax), method="bjb")
+
+
+def proportional_bounds(demands: Any, population: Any = None, think_time: Any = None, *,
+                        kinds: Any = None) -> Bounds:
+    r"""Proportional bounds (PB, Hsieh and Lam) on throughput and response time.
+
+    Parameters
+    ----------
+    demands : array_like, shape (K,), or ClosedNetwork
+        Service demand per station (``"queue"`` and ``"delay"`` stations),
+        or a single-class network.
+    population : int or array_like of int
+        ``N >= 1``.
+    think_time : float
+        ``Z >= 0`` (delay-station demands are added to it).
+    kinds : sequence of {"queue", "delay"}, optional
+
+    Returns
+    -------
+    Bounds
+        ``method="pb"``.
+
+    Notes
+    -----
+    Exact MVA gives ``X(N) = N / (Z + D + sum_k D_k Q_k(N-1))`` with
+    ``sum_k Q_k(N-1) = N - 1 - Z X(N-1)``.  Hsieh and Lam bound the
+    queue-weighted mean demand between the proportions ``D_k`` and
+    ``D_k^{N-1}``:
+
+    .. math::
+
+        \frac{\sum_k D_k^2}{\sum_k D_k}
+        \le \frac{\sum_k D_k Q_k(N-1)}{\sum_k Q_k(N-1)}
+        \le \frac{\sum_k D_k^N}{\sum_k D_k^{N-1}},
+
+    and with ``0 <= X(N-1) <= 1/D_max``
+
+    .. math::
+
+        \frac{N}{Z + D + N_1\,\frac{\sum D^N}{\sum D^{N-1}}}
+        \le X(N) \le
+        \min\Bigl(\frac{1}{D_{max}},\
+        \frac{N}{Z + D + (N_1 - Z/D_{max})\,\frac{\sum D^2}{\sum D}}\Bigr),
+        \qquad N_1 = N - 1 .
+
+    Both are exact for balanced networks without think time, and the lower
+    one for ``N = 1``.  The powers ``D^N`` are taken of
+    ``D / D_max`` (no underflow).
+
+    References
+    ----------
+    C. H. Hsieh and S. S. Lam, "Two classes of performance bounds for
+    closed queueing networks", Performance Evaluation 7(1), 1987, pp. 3-30.
+    Table IV of Casale, Muntz and Serazzi, "Geometric bounds", IEEE Trans.
+    Computers 57(6), 2008 (also Octave ``qncspb``'s test) lists PB values.
+
+    Examples
+    --------
+    >>> b = proportional_bounds([0.1, 0.1, 0.09, 0.08], population=[2, 5, 80])
+    >>> b.throughput_lower.round(4).tolist(), b.throughput_upper.round(4).tolist()
+    ([4.3174, 6.66, 9.6736], [4.3174, 6.7297, 10.0])
+    """
+    _, N, Z, Dq, _, Z0 = _inputs(demands, population, think_time, kinds, None,
+                                 "proportional_bounds", False)
+    if Dq.size == 0:
+        raise ValueError("proportional_bounds needs at least one queueing station with a positive "
+                         "demand; got none")
+    D = float(Dq.sum())
+    Dmax = float(Dq.max())
+    u = Dq / Dmax
+    Nf = N.astype(float)
+    flat = np.atleast_1d(Nf)
+    hi_w = np.array([Dmax * float(np.sum(u ** n)) / float(np.sum(u ** (n - 1))) for n in flat])
+    hi_w = hi_w.reshape(Nf.shape)
+    lo_w = float(np.sum(Dq ** 2) / D)
+    x_lo = Nf / (Z + D + (Nf - 1.0) * hi_w)
+    x_up = np.minimum(1.0 / Dmax, Nf / (Z + D + (Nf - 1.0 - Z / Dmax) * lo_w))
+    r_lo = Nf / x_up - Z0
+    r_hi = Nf / x_lo - Z0
+    return Bounds(population=_pop(N), throughput_lower=scalar_or_array(x_lo),
+                  throughput_upper=scalar_or_array(x_up), response_lower=scalar_or_array(r_lo),
+                  response_upper=scalar_or_array(r_hi), n_star=float((D + Z) / Dmax), method="pb")
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenBounds:
+    """Bounds on a single-class open network.
+
+    Attributes
+    ----------
+    arrival_rate : float or numpy.ndarray
+        The arrival rate(s) ``lambda`` the bounds are for.
+    saturation_rate : float
+        ``1 / D_max``: the network is stable only for ``lambda`` below it.
+    response_lower, response_upper : float or numpy.ndarray
+        ``R(lambda)`` lies between them; ``inf`` at or beyond saturation.
+    method : str
+        ``"aba"`` (upper bound ``inf``) or ``"bjb"``.
+    """
+
+    arrival_rate: Any
+    saturation_rate: float
+    response_lower: Any
+    response_upper: Any
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary (arrays as lists)."""
+        return plain_dict(self)
+
+
+_OPEN_METHODS = ("aba", "bjb")
+
+
+def open_bounds(arrival_rate: Any, demands: Any, *, method: str = "bjb") -> OpenBounds:
+    r"""Asymptotic or balanced bounds on the response time of an open network.
+
+    Parameters
+    ----------
+    arrival_rate : float or array_like
+        Poisson arrival rate ``lambda >= 0`` (the bounds broadcast over it).
+    demands : array_like, shape (K,)
+        Service demand of one job at each single-server queueing station
+        (delay stations add their demand to both bounds: include them in
+        neither and add them yourself).
+    method : {"bjb", "aba"}
+        ``"aba"``: only the no-queueing lower bound; ``"bjb"`` (default):
+        the balanced bounds, which bracket the response time on both sides.
+
+    Returns
+    -------
+    OpenBounds
+
+    Notes
+    -----
+    With ``D = sum_k D_k``, ``D_avg = D / K`` and ``D_max = max_k D_k``
+    over the ``K`` stations with positive demand, the network is stable for
+    ``lambda < 1 / D_max``, and
+
+    .. math::
+
+        \text{ABA: } D \le R(\lambda), \qquad
+        \text{BJB: } \frac{D}{1 - \lambda D_{avg}} \le R(\lambda)
+        \le \frac{D}{1 - \lambda D_{max}} .
+
+    They hold because ``R = sum_k D_k / (1 - lambda D_k)`` (product form)
+    and ``x / (1 - lambda x)`` is increasing and convex: the balanced
+    network of demands ``D_avg`` is the most favourable of total demand
+    ``D``, the one with every demand ``D_max`` the least.
+
+    References
+    ----------
+    Lazowska et al. (1984), sections 5.2 and 5.3 (open models);
+    Zahorjan, Sevcik, Eager and Galler (1982).  Octave ``qnosaba``,
+    ``qnosbsb``.
+
+    Examples
+    --------
+    >>> b = open_bounds([0.1, 0.4], [1.0, 2.0, 0.5])
+    >>> b.saturation_rate, b.response_lower.round(4).tolist(), b.response_upper.round(4).tolist()
+    (0.5, [3.9623, 6.5625], [4.375, 17.5])
+    """
+    check_choice("method", method, _OPEN_METHODS)
+    lam = check_nonnegative("arrival_rate", arrival_rate)
+    d = check_nonnegative("demands", demands)
+    if d.ndim != 1 or not (d > 0).any():
+        raise ValueError(f"demands must be 1-D (one per station) with a positive entry; got {d.tolist()}")
+    Dq = d[d > 0]
+    D, Dmax, Davg = float(Dq.sum()), float(Dq.max()), float(Dq.mean())
+    ok = lam * Dmax < 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if method == "aba":
+            lo = np.where(ok, D, np.inf)
+            hi = np.full(lam.shape, np.inf)
+        else:
+            lo = np.where(ok, D / (1.0 - lam * Davg), np.inf)
+            hi = np.where(ok, D / (1.0 - lam * Dmax), np.inf)
+    return OpenBounds(arrival_rate=scalar_or_array(lam), saturation_rate=1.0 / Dmax,
+                      response_lower=scalar_or_array(lo), response_upper=scalar_or_array(hi),
+                      method=method)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChainBounds:
+    """Per-chain bounds on a multi-chain closed network.
+
+    Attributes
+    ----------
+    throughput_lower, throughput_upper : numpy.ndarray, shape (R,)
+        Chain throughput ``X_r`` (cycles per time unit) lies between them.
+    response_lower, response_upper : numpy.ndarray, shape (R,)
+        ``R_r = N_r / X_r - Z_r`` lies between them (0 for empty chains).
+    method : str
+        ``"aba"``.
+    """
+
+    throughput_lower: np.ndarray
+    throughput_upper: np.ndarray
+    response_lower: np.ndarray
+    response_upper: np.ndarray
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary (arrays as lists)."""
+        return plain_dict(self)
+
+    def contains(self, throughput: Any) -> Any:
+        """True where ``throughput_lower <= throughput <= throughput_upper`` (1e-12 slack)."""
+        x = np.asarray(throughput, dtype=float)
+        return ((x >= self.throughput_lower * (1 - 1e-12)) & (x <= self.throughput_upper * (1 + 1e-12)))
+
+
+def multiclass_aba_bounds(network: ClosedNetwork) -> ChainBounds:
+    r"""Asymptotic bounds on the throughput of each chain of a multi-chain network.
+
+    Parameters
+    ----------
+    network : ClosedNetwork
+        ``"queue"``, ``"delay"`` and ``"multi"`` stations; chains with
+        several classes use the chain demands.
+
+    Returns
+    -------
+    ChainBounds
+
+    Notes
+    -----
+    With the chain demands ``D_rk``, ``|N| = sum_s N_s`` customers in all,
+    ``Z_r`` plus the delay demands as think time ``Z'_r``, and ``m_k``
+    servers:
+
+    .. math::
+
+        \frac{N_r}{Z'_r + |N| \sum_{k \in Q} D_{rk}}
+        \le X_r \le
+        \min\Bigl(\frac{N_r}{Z'_r + \sum_{k \in Q} D_{rk}},\ \min_k \frac{m_k}{D_{rk}}\Bigr).
+
+    The upper bound: no queueing, and no station beyond its capacity even
+    if chain ``r`` had it alone.  The lower bound: a customer finds at most
+    ``|N| - 1`` others at a station and, in a product-form network
+    (processor sharing, or FCFS with one service time per station), gets at
+    least the share ``1/n`` of a server among ``n`` present, so its
+    residence is at most ``|N| D_rk``.  (Octave's ``qncmaba`` uses
+    ``sum_s N_s D_s`` instead, the same when the chains' demands are
+    equal.)  These are the single-class bounds of Lazowska et al. (1984),
+    section 5.2, chain by chain.
+
+    References
+    ----------
+    Lazowska et al. (1984), section 5.2; Octave ``qncmaba``.
+
+    Examples
+    --------
+    >>> net = ClosedNetwork(demands=[[1.0, 2.0], [0.5, 0.5]], populations=[2, 3])
+    >>> b = multiclass_aba_bounds(net)
+    >>> b.throughput_lower.round(4).tolist(), b.throughput_upper.round(4).tolist()
+    ([0.1333, 0.6], [0.5, 2.0])
+    """
+    if not isinstance(network, ClosedNetwork):
+        raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
+    for k, kd in enumerate(network.kinds):
+        if kd == "ld":
+            raise ValueError(f"kinds[{k}] is 'ld'; multiclass_aba_bounds takes 'queue', 'delay' and "
+                             f"'multi' stations")
+    Dch = network.chain_demands
+    kinds = np.array(network.kinds)
+    delay = kinds == "delay"
+    N = network.populations.astype(float)
+    Ntot = float(N.sum())
+    Zp = network.think_times + Dch[:, delay].sum(axis=1)
+    Dq = Dch[:, ~delay]
+    m = network.servers[~delay].astype(float)
+    D = Dq.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cap = np.where(Dq > 0, m / np.where(Dq > 0, Dq, 1.0), np.inf).min(axis=1, initial=np.inf)
+        x_up = np.where(N > 0, np.minimum(N / (Zp + D), cap), 0.0)
+        x_lo = np.where(N > 0, N / (Zp + Ntot * D), 0.0)
+        r_lo = np.where(N > 0, N / np.where(x_up > 0, x_up, 1.0) - network.think_times, 0.0)
+        r_hi = np.where(N > 0, N / np.where(x_lo > 0, x_lo, 1.0) - network.think_times, 0.0)
+    return ChainBounds(throughput_lower=x_lo, throughput_upper=x_up, response_lower=r_lo,
+                       response_upper=r_hi, method="aba")

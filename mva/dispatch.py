@@ -8,6 +8,7 @@ method             solver
 ``"linearizer"``   :func:`mva.approx.linearizer`
 ``"seidmann"``     :func:`mva.approx.seidmann` (multi-server stations by Seidmann)
 ``"rolia"``        :func:`mva.approx.rolia` (multi-server stations by Rolia)
+``"convolution"``  :func:`mva.normalizing.convolution` (normalizing constant)
 ``"auto"``         exact when the population lattice has at most
                    ``auto_limit`` vectors (default 100,000) or the network has
                    load-dependent stations, Linearizer otherwise
@@ -29,6 +30,7 @@ METHODS: dict[str, tuple[str, ...]] = {
     "linearizer": ("tol", "max_iter", "on_fail", "multiserver", "passes"),
     "seidmann": ("base", "tol", "max_iter", "on_fail", "max_states"),
     "rolia": ("base", "tol", "max_iter", "on_fail"),
+    "convolution": ("max_states",),
     "auto": ("auto_limit", "max_states", "tol", "max_iter", "on_fail", "multiserver"),
 }
 
@@ -37,6 +39,9 @@ def _solver(method: str) -> Any:
     if method == "exact":
         from .exact import exact_mva
         return exact_mva
+    if method == "convolution":
+        from .normalizing import convolution
+        return convolution
     from . import approx
     return {"schweitzer": approx.schweitzer, "bard-schweitzer": approx.schweitzer,
             "linearizer": approx.linearizer, "seidmann": approx.seidmann,
@@ -48,19 +53,22 @@ def solve(network: Any, method: str = "exact", **options: Any) -> Any:
 
     Parameters
     ----------
-    network : ClosedNetwork or OpenNetwork
+    network : ClosedNetwork, OpenNetwork or MixedNetwork
         The network.  An :class:`~mva.open.OpenNetwork` is solved by
-        :func:`~mva.open.solve_open` (``method="exact"`` only).
+        :func:`~mva.open.solve_open` (``method="exact"`` only); a
+        :class:`~mva.mixed.MixedNetwork` by :func:`~mva.mixed.solve_mixed`
+        with ``method`` as its closed solver.
     method : str
         One of ``"exact"``, ``"schweitzer"`` (``"bard-schweitzer"``),
-        ``"linearizer"``, ``"seidmann"``, ``"rolia"``, ``"auto"``.
+        ``"linearizer"``, ``"seidmann"``, ``"rolia"``, ``"convolution"``,
+        ``"auto"``.
     **options
         Keyword options of that method (see :data:`METHODS`), e.g. ``tol``,
         ``max_iter``, ``on_fail``.
 
     Returns
     -------
-    MVAResult or OpenNetworkResult
+    MVAResult, OpenNetworkResult or MixedResult
 
     Raises
     ------
@@ -79,7 +87,7 @@ def solve(network: Any, method: str = "exact", **options: Any) -> Any:
     >>> solve(net, method="magic")
     Traceback (most recent call last):
     ...
-    ValueError: method must be one of 'exact', 'schweitzer', 'bard-schweitzer', 'linearizer', 'seidmann', 'rolia', 'auto'; got 'magic'
+    ValueError: method must be one of 'exact', 'schweitzer', 'bard-schweitzer', 'linearizer', 'seidmann', 'rolia', 'convolution', 'auto'; got 'magic'
     >>> solve(net, method="exact", tol=1e-3)
     Traceback (most recent call last):
     ...
@@ -87,6 +95,9 @@ def solve(network: Any, method: str = "exact", **options: Any) -> Any:
     """
     check_choice("method", method, METHODS)
     check_kwargs(f"solve(method={method!r})", options, METHODS[method])
+    from .mixed import MixedNetwork, solve_mixed
+    if isinstance(network, MixedNetwork):
+        return solve_mixed(network, method, **options)
     from .open import OpenNetwork, solve_open
     if isinstance(network, OpenNetwork):
         if method != "exact" or options:
@@ -94,7 +105,8 @@ def solve(network: Any, method: str = "exact", **options: Any) -> Any:
         return solve_open(network)
     from .network import ClosedNetwork
     if not isinstance(network, ClosedNetwork):
-        raise ValueError(f"network must be a ClosedNetwork or OpenNetwork; got {type(network).__name__}")
+        raise ValueError(f"network must be a ClosedNetwork, OpenNetwork or MixedNetwork; got "
+                         f"{type(network).__name__}")
     if method == "auto":
         from .exact import lattice_size
         limit = int(options.pop("auto_limit", 100_000))

@@ -76,3 +76,94 @@ def test_bjb_encloses_exact(net, n):
     assert b.contains(x)
     r = n / x - net.think_times[0]
     assert b.response_lower * (1 - 1e-9) - 1e-12 <= r <= b.response_upper * (1 + 1e-9) + 1e-12
+
+
+# ----------------------------------------------------------------------
+# open networks
+# ----------------------------------------------------------------------
+def test_open_bounds_bracket_the_exact_response_time():
+    from mva.bounds import open_bounds
+    from mva.open import OpenNetwork, solve_open
+    rng = np.random.default_rng(99)
+    for _ in range(150):
+        K = int(rng.integers(1, 6))
+        d = rng.uniform(0.01, 5.0, size=K)
+        lam = rng.uniform(0.0, 0.999) / d.max()
+        R = float(solve_open(OpenNetwork(arrival_rates=[lam], demands=[d])).response_time[0])
+        bjb, aba = open_bounds(lam, d), open_bounds(lam, d, method="aba")
+        assert aba.response_lower <= bjb.response_lower * (1 + 1e-12)
+        assert bjb.response_lower <= R * (1 + 1e-12) and R <= bjb.response_upper * (1 + 1e-12)
+        assert aba.response_upper == np.inf
+    # balanced network: both bounds are exact
+    b = open_bounds(0.3, [1.0, 1.0, 1.0])
+    assert b.response_lower == pytest.approx(3 / 0.7, rel=1e-14)
+    assert b.response_upper == pytest.approx(3 / 0.7, rel=1e-14)
+
+
+def test_open_bounds_saturation_and_bad_input():
+    from mva.bounds import open_bounds
+    b = open_bounds([0.5, 0.6], [2.0, 1.0])
+    assert b.saturation_rate == 0.5 and np.all(np.isinf(b.response_lower))
+    with pytest.raises(ValueError, match="method must be one of 'aba', 'bjb'"):
+        open_bounds(0.1, [1.0], method="gb")
+    with pytest.raises(ValueError, match="demands must be 1-D"):
+        open_bounds(0.1, [0.0, 0.0])
+    with pytest.raises(ValueError, match="arrival_rate must be finite and >= 0"):
+        open_bounds(-0.1, [1.0])
+
+
+# ----------------------------------------------------------------------
+# multi-chain asymptotic bounds
+# ----------------------------------------------------------------------
+from hypothesis import settings  # noqa: E402
+
+from tests.strategies import closed_networks  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(closed_networks(kinds=("queue", "delay", "multi"), chains=True))
+def test_multiclass_aba_bounds_contain_exact_mva(net):
+    from mva.bounds import multiclass_aba_bounds
+    b = multiclass_aba_bounds(net)
+    X = mva.exact_mva(net).chain_throughput
+    assert b.contains(X).all()
+    assert np.all(b.throughput_lower <= b.throughput_upper * (1 + 1e-12))
+    assert np.all(b.response_lower <= b.response_upper * (1 + 1e-12))
+
+
+def test_multiclass_aba_bounds_single_customer_is_exact_and_bad_input():
+    from mva.bounds import multiclass_aba_bounds
+    net = ClosedNetwork(demands=[[1.0, 2.0], [0.5, 0.5]], populations=[1, 0], think_times=[3.0, 0.0])
+    b = multiclass_aba_bounds(net)
+    assert b.throughput_lower[0] == pytest.approx(1 / 6, rel=1e-14)
+    assert b.throughput_upper[0] == pytest.approx(1 / 6, rel=1e-14)
+    assert b.throughput_upper[1] == 0.0 and b.response_upper[1] == 0.0
+    ld = ClosedNetwork.single_class([1.0], population=2, kinds=["ld"], rates=[[1.0, 2.0]])
+    with pytest.raises(ValueError, match="kinds\\[0\\] is 'ld'"):
+        multiclass_aba_bounds(ld)
+
+
+# ----------------------------------------------------------------------
+# proportional bounds
+# ----------------------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(single_class_networks(max_stations=6, max_population=40, max_lattice=41))
+def test_proportional_bounds_contain_exact_mva(net):
+    from hypothesis import assume
+
+    from mva.bounds import proportional_bounds
+    assume(bool(((np.array(net.kinds) == "queue") & (net.demands[0] > 0)).any()))
+    N = np.arange(1, int(net.populations[0]) + 1)
+    pb = proportional_bounds(net, population=N)
+    X = np.array([mva.exact_mva(net.with_populations([n])).throughput[0] for n in N])
+    assert pb.contains(X).all()
+    # the lower bound is exact for one customer
+    assert pb.throughput_lower[0] == pytest.approx(X[0], rel=1e-12)
+
+
+def test_proportional_bounds_balanced_network_is_exact():
+    from mva.bounds import proportional_bounds
+    b = proportional_bounds([0.5, 0.5, 0.5], population=7)
+    X = mva.exact_mva(ClosedNetwork.single_class([0.5, 0.5, 0.5], population=7)).throughput[0]
+    assert b.throughput_lower == pytest.approx(X, rel=1e-13)
+    assert b.throughput_upper == pytest.approx(X, rel=1e-13)

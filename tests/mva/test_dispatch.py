@@ -32,6 +32,9 @@ def test_methods_match_their_functions():
     np.testing.assert_allclose(mva.solve(NET, method="linearizer", passes=3).throughput,
                                mva.linearizer(NET, passes=3).throughput)
     assert mva.solve(NET, method="auto").method == "exact"
+    conv = mva.solve(NET, method="convolution")
+    assert conv.method == "convolution"
+    np.testing.assert_allclose(conv.queue_length, mva.solve(NET).queue_length, rtol=1e-12)
     assert mva.solve(NET, method="auto", auto_limit=2).method == "linearizer"
 
 
@@ -41,7 +44,7 @@ def test_unknown_method_and_keyword():
     with pytest.raises(ValueError, match=r"unknown keyword argument\(s\) 'tolerance'; allowed: "
                                          r"max_iter, multiserver, on_fail, tol"):
         mva.solve(NET, method="schweitzer", tolerance=1e-3)
-    with pytest.raises(ValueError, match="network must be a ClosedNetwork or OpenNetwork; got dict"):
+    with pytest.raises(ValueError, match="network must be a ClosedNetwork, OpenNetwork or MixedNetwork; got dict"):
         mva.solve({"demands": [1.0]})
     with pytest.raises(ValueError, match="network must be a ClosedNetwork; got list"):
         mva.exact_mva([1.0])
@@ -71,7 +74,10 @@ def test_public_names_are_exported_lazily():
     for name in ("ClosedNetwork", "MVAResult", "solve", "exact_mva", "schweitzer", "linearizer",
                  "seidmann", "rolia", "bkt_residence", "mm1", "mmc", "mg1", "visit_ratios",
                  "aba_bounds", "balanced_job_bounds", "Bounds", "OpenQueueResult", "OpenNetwork",
-                 "solve_open", "erlang_c", "seidmann_transform", "lattice_size", "METHODS"):
+                 "solve_open", "erlang_c", "seidmann_transform", "lattice_size", "METHODS",
+                 "convolution", "normalizing_constant", "marginal_probabilities", "mm1k", "mmck",
+                 "mminf", "erlang_b", "engset", "FiniteQueueResult", "MixedNetwork", "MixedResult",
+                 "solve_mixed"):
         assert name in mva.__all__ and getattr(mva, name) is not None
     # importing the package loads none of the solver modules
     code = ("import sys, mva; print(sorted(m for m in sys.modules if m.startswith('mva.')))")
@@ -79,3 +85,12 @@ def test_public_names_are_exported_lazily():
     loaded = out.stdout
     for mod in ("mva.exact", "mva.approx", "mva.network", "mva.open"):
         assert mod not in loaded
+
+
+def test_function_names_are_not_shadowed_by_submodules():
+    # importing a submodule sets it as a package attribute: no export may share a module's name
+    import importlib
+    for name, module in mva._EXPORTS.items():
+        importlib.import_module(f"mva.{module}")
+        assert name != module, name
+    assert callable(mva.convolution) and callable(mva.solve_mixed)

@@ -141,3 +141,117 @@ def test_open_results_to_dict_and_frame():
     r = mva.mm1([0.1, 0.2], 1.0)
     assert r.to_dict()["response_time"] == pytest.approx([1 / 0.9, 1 / 0.8])
     assert len(r.to_frame()) == 2
+
+
+# ----------------------------------------------------------------------
+# class switching from routing matrices
+# ----------------------------------------------------------------------
+def _random_switching(rng, C, K, util):
+    P = rng.random((C, K, C, K)) * (rng.random((C, K, C, K)) < 0.5)
+    rows = P.reshape(C * K, -1).sum(axis=1).reshape(C, K)
+    keep = rng.uniform(0.0, 0.8, size=(C, K))                 # probability of staying
+    P = P * np.where(rows > 0, keep / np.where(rows > 0, rows, 1.0), 0.0)[:, :, None, None]
+    a = rng.uniform(0.0, 1.0, size=(C, K)) * (rng.random((C, K)) < 0.6)
+    a[0, 0] += 0.1
+    S = rng.uniform(0.05, 1.0, size=(C, K))
+    lam = np.linalg.solve(np.eye(C * K) - P.reshape(C * K, -1).T, a.ravel()).reshape(C, K)
+    load = (lam * S).sum(axis=0)
+    S *= util / load.max()
+    return P, a, S
+
+
+def test_class_switching_visits_and_queues_on_random_networks():
+    from mva.open import OpenNetwork, solve_open
+    rng = np.random.default_rng(31337)
+    for _ in range(100):
+        C, K = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        P, a, S = _random_switching(rng, C, K, rng.uniform(0.1, 0.9))
+        net = OpenNetwork.from_class_routing(P, a, S)
+        # throughputs by the Neumann series sum_n a P^n, an independent route
+        flat = P.reshape(C * K, -1)
+        lam, term = np.zeros(C * K), a.ravel().copy()
+        while term.sum() > 1e-18 * max(lam.sum(), 1.0):
+            lam += term
+            term = term @ flat
+        lam = lam.reshape(C, K)
+        np.testing.assert_allclose(net.arrival_rates[:, None] * net.demands, lam * S, rtol=1e-9, atol=1e-15)
+        # every job arrives once: the chains' arrival rates add up to the external total
+        res = solve_open(net)
+        U = (lam * S).sum(axis=0)
+        np.testing.assert_allclose(res.queue_length.sum(axis=0), U / (1 - U), rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(res.queue_length, res.throughput[:, None] * res.residence_time,
+                                   rtol=1e-12)
+
+
+def test_class_switching_against_truncated_ctmc():
+    """Processor-sharing CTMC over (class, station) counts, truncated at T per station."""
+    import itertools
+
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
+    from mva.open import OpenNetwork, solve_open
+    rng = np.random.default_rng(4)
+    C, K, T = 2, 2, 10
+    for _ in range(2):
+        P, a, S = _random_switching(rng, C, K, 0.08)
+        per_station = [s for s in itertools.product(range(T + 1), repeat=C) if sum(s) <= T]
+        states = list(itertools.product(per_station, repeat=K))
+        index = {s: i for i, s in enumerate(states)}
+        rows, cols, vals = [], [], []
+
+        def move(state, frm, to):
+            st = [list(x) for x in state]
+            if frm is not None:
+                st[frm[1]][frm[0]] -= 1
+            if to is not None:
+                if sum(st[to[1]]) >= T:
+                    return None                               # truncation: lost (prob ~ U^T)
+                st[to[1]][to[0]] += 1
+            return tuple(tuple(x) for x in st)
+
+        for i, s in enumerate(states):
+            for c in range(C):
+                for k in range(K):
+                    if a[c, k] > 0:
+                        t = move(s, None, (c, k))
+                        if t is not None:
+                            rows.append(i), cols.append(index[t]), vals.append(a[c, k])
+                    n = sum(s[k])
+                    if s[k][c] == 0:
+                        continue
+                    rate = s[k][c] / n / S[c, k]
+                    leave = 1.0 - P[c, k].sum()
+                    if leave > 0:
+                        t = move(s, (c, k), None)
+                        rows.append(i), cols.append(index[t]), vals.append(rate * leave)
+                    for d in range(C):
+                        for j in range(K):
+                            if P[c, k, d, j] > 0:
+                                t = move(s, (c, k), (d, j))
+                                if t is None:
+                                    t = move(s, (c, k), None)
+                                rows.append(i), cols.append(index[t]), vals.append(rate * P[c, k, d, j])
+        n = len(states)
+        Q = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+        Q = Q - sp.diags(np.asarray(Q.sum(axis=1)).ravel())
+        A = sp.vstack([sp.csr_matrix(np.ones((1, n))), Q.T.tocsr()[1:]]).tocsc()
+        b = np.zeros(n)
+        b[0] = 1.0
+        pi = spla.spsolve(A, b)
+        occ = np.array([[s[k][c] for k in range(K) for c in range(C)] for s in states], dtype=float)
+        mean = (pi @ occ).reshape(K, C).T                      # (C, K)
+        res = solve_open(OpenNetwork.from_class_routing(P, a, S))
+        np.testing.assert_allclose(res.queue_length, mean, rtol=1e-9, atol=1e-14)
+
+
+def test_class_switching_bad_input():
+    from mva.open import OpenNetwork
+    P = np.zeros((2, 2, 2, 2))
+    with pytest.raises(ValueError, match=r"arrivals must have shape \(2, 2\)"):
+        OpenNetwork.from_class_routing(P, [1.0, 0.0], np.ones((2, 2)))
+    with pytest.raises(ValueError, match=r"routing must have shape \(2, 2, 2, 2\) or \(4, 4\)"):
+        OpenNetwork.from_class_routing(np.zeros((3, 3)), np.ones((2, 2)), np.ones((2, 2)))
+    P[0, 0, 0, 0] = 1.0
+    with pytest.raises(ValueError, match="every customer must eventually leave"):
+        OpenNetwork.from_class_routing(P, [[1.0, 0.0], [0.0, 0.0]], np.ones((2, 2)))
