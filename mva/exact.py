@@ -82,6 +82,13 @@ DEFAULT_MAX_STATES = 2_000_000
 
 _STARVED = 1e-9  # free capacity below which a preempted class counts as starved
 _SMALL_K = 12  # below this many stations the single-class loop uses Python floats
+_MAX_COMPLEMENT = 12  # most multi-server / LD stations solved with complement networks (2**L)
+#: smallest p_k(0|n) the subtraction 1 - sum_j p_k(j|n) may give without a PrecisionWarning
+P0_FLOOR = 1e-6
+
+
+def _compiled_wanted(work: float) -> bool:
+    return False
 
 
 def lattice_size(populations: np.ndarray) -> int:
@@ -141,9 +148,18 @@ def exact_mva(network: ClosedNetwork, *, max_states: int = DEFAULT_MAX_STATES) -
     if not isinstance(network, ClosedNetwork):
         raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
     cm = compile_network(network)
-    if cm.C == 1 and not (cm.multi.any() or cm.ld.any()):
+    max_states = int(max_states)
+    has_ld = bool(cm.multi.any() or cm.ld.any())
+    if cm.C == 1 and not has_ld:
         return _exact_single(cm)
-    return _exact_lattice(cm, int(max_states))
+    if cm.simple and (not has_ld or _complement_fits(cm, max_states)):
+        return _exact_pf(cm, max_states)
+    return _exact_lattice(cm, max_states)
+
+
+def _complement_fits(cm: Compiled, max_states: int) -> bool:
+    L = int((cm.multi | cm.ld).sum())
+    return L <= _MAX_COMPLEMENT and lattice_size(cm.N) << L <= max_states
 
 
 # ----------------------------------------------------------------------
@@ -197,6 +213,198 @@ def _exact_single(cm: Compiled) -> MVAResult:
     Rck[0, cm.queue] = 0.0
     Rck[0, np.nonzero(qmask)[0]] = Rq
     return make_result(cm, np.array([X]), Rck, method="exact", iterations=N)
+
+
+# ----------------------------------------------------------------------
+# the population lattice, level by level (shared by the NumPy and compiled paths)
+# ----------------------------------------------------------------------
+class _Lattice:
+    """Population vectors ``0 <= n <= N`` grouped by level ``|n|``.
+
+    ``nvec`` (T, R) are the vectors in mixed-radix order (last chain fastest),
+    ``order[starts[l]:starts[l+1]]`` the indices of level ``l`` and ``pos`` the
+    position of each vector inside its level; the vector ``n - e_r`` has
+    index ``i - strides[r]``.
+    """
+
+    def __init__(self, N: np.ndarray) -> None:
+        R = N.size
+        self.total = lattice_size(N)
+        radix = N + 1
+        strides = np.ones(R, dtype=np.int64)
+        for r in range(R - 2, -1, -1):
+            strides[r] = strides[r + 1] * radix[r + 1]
+        self.strides = strides
+        self.nvec = np.indices(tuple(radix.tolist()), dtype=np.int64).reshape(R, -1).T.copy()
+        level = self.nvec.sum(axis=1)
+        self.Ntot = int(N.sum())
+        self.order = np.argsort(level, kind="stable").astype(np.int64)
+        counts = np.bincount(level, minlength=self.Ntot + 1)
+        self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.pos = np.empty(self.total, dtype=np.int64)
+        self.pos[self.order] = np.arange(self.total) - self.starts[level[self.order]]
+        self.width = int(counts.max())
+
+
+def _refuse_lattice(N: np.ndarray, total: int, max_states: int, factor: int = 1) -> None:
+    if total * factor > max_states:
+        extra = (f" times 2**{factor.bit_length() - 1} complement networks = {total * factor}"
+                 if factor > 1 else "")
+        raise ValueError(
+            f"exact MVA would visit prod(N_r + 1) = {total} population vectors for populations "
+            f"{N.tolist()}{extra}; max_states is {max_states} (raise it, or use "
+            f"method='schweitzer' or 'linearizer')")
+
+
+# ----------------------------------------------------------------------
+# product form with multi-server / load-dependent stations: complement ratios
+# ----------------------------------------------------------------------
+class _PF:
+    """Chain-level arrays of a product-form network for the stabilised recursion.
+
+    ``L`` multi-server / load-dependent stations ``ldk``; subset ``a`` (a
+    bitmask over them) is the network without those stations, ``Da[a]`` its
+    chain demands.  ``sup[a, i] = a | 2**i``.  Per LD station ``i``:
+    ``J[i]`` probabilities ``p(0..J-1)`` are kept (``m`` for multi, ``N+1``
+    for ld), ``c1[i]`` multiplies ``1 + Q`` in the residence factor
+    (``1/m`` for multi, 0 for ld), ``wres[i, j]`` multiplies ``p(j)``
+    (``(m-1-j)/m`` for multi; ``(j+1)/alpha(j+1)`` for ld) and
+    ``inv_alpha[i, j] = 1/alpha(j)``.  ``dead[a, r]``: chain ``r`` has neither
+    think time nor a station left in subset ``a`` (``G_a(n) = 0`` when
+    ``n_r > 0``).
+    """
+
+    def __init__(self, cm: Compiled) -> None:
+        R, K = cm.R, cm.K
+        self.N = cm.N.astype(np.int64)
+        Ntot = int(self.N.sum())
+        self.Dr = np.ascontiguousarray(cm.E @ cm.D)
+        self.Z = np.asarray(cm.Z, dtype=float)
+        self.kind = np.zeros(K, dtype=np.int64)            # 0 delay, 1 queue, 2 LD
+        self.kind[cm.queue] = 1
+        self.ldk = np.nonzero(cm.multi | cm.ld)[0].astype(np.int64)
+        self.kind[self.ldk] = 2
+        L = self.L = self.ldk.size
+        A = self.A = 1 << L
+        self.Da = np.broadcast_to(self.Dr, (A, R, K)).copy()
+        self.sup = np.empty((A, max(L, 1)), dtype=np.int64)
+        for a in range(A):
+            for i in range(L):
+                if a >> i & 1:
+                    self.Da[a, :, self.ldk[i]] = 0.0
+                self.sup[a, i] = a | (1 << i)
+        self.dead = (self.Z[None, :] == 0.0) & (self.Da.sum(axis=2) == 0.0)
+        J = np.ones(max(L, 1), dtype=np.int64)
+        for i, k in enumerate(self.ldk):
+            J[i] = int(cm.m[k]) if cm.multi[k] else Ntot + 1
+        self.J = J
+        Jmax = self.Jmax = int(J.max())
+        self.c1 = np.zeros(max(L, 1))
+        self.wres = np.zeros((max(L, 1), Jmax))
+        self.inv_alpha = np.zeros((max(L, 1), Jmax))
+        for i, k in enumerate(self.ldk):
+            j = np.arange(Jmax)
+            if cm.multi[k]:
+                m = float(cm.m[k])
+                self.c1[i] = 1.0 / m
+                self.wres[i] = np.where(j <= m - 2, (m - 1 - j) / m, 0.0)
+                self.inv_alpha[i] = np.where((j >= 1) & (j < m), 1.0 / np.maximum(j, 1), 0.0)
+            else:
+                a = np.asarray(cm.net.rates[k], dtype=float)
+                alpha = np.empty(Jmax)                      # alpha[j-1] = alpha(j)
+                n = min(a.size, Jmax)
+                alpha[:n] = a[:n]
+                alpha[n:] = a[-1]
+                self.wres[i, :Jmax - 1] = np.arange(1, Jmax) / alpha[:Jmax - 1]
+                self.inv_alpha[i, 1:] = 1.0 / alpha[:Jmax - 1]
+
+
+def _exact_pf(cm: Compiled, max_states: int) -> MVAResult:
+    """Product-form lattice recursion with ``p_k(0|n)`` from complement networks."""
+    N = cm.N.astype(np.int64)
+    total = lattice_size(N)
+    L = int((cm.multi | cm.ld).sum())
+    _refuse_lattice(N, total, max_states, 1 << L)
+    pf = _PF(cm)
+    lat = _Lattice(N)
+    if _compiled_wanted(total * pf.A * cm.K * max(cm.R, 1)):
+        from . import _exact_numba
+        X, phi = _exact_numba.pf_kernel(pf, lat)
+    else:
+        X, phi = _pf_reference(pf, lat)
+    Rck = cm.D * phi[cm.ch]
+    Rck[cm.N[cm.ch] == 0] = 0.0
+    return make_result(cm, X, Rck, method="exact", iterations=lat.Ntot)
+
+
+@np.errstate(divide="ignore", invalid="ignore", over="ignore")
+def _pf_reference(pf: _PF, lat: _Lattice) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy reference of the stabilised product-form recursion.
+
+    Returns chain throughputs ``X`` (R,) and residence factors ``phi`` (R, K)
+    at the full population (``R_ck = D_ck phi_{r(c) k}``).
+    """
+    A, L, Jmax = pf.A, pf.L, pf.Jmax
+    R, K = pf.Dr.shape
+    qk = pf.kind == 1
+    ldk = pf.ldk
+    Q = np.zeros((A, 1, K))
+    P = np.zeros((A, 1, max(L, 1), Jmax))
+    P[..., 0] = 1.0
+    X_final = np.zeros(R)
+    phi_final = np.zeros((R, K))
+    bits = ((np.arange(A)[:, None] >> np.arange(max(L, 1))[None, :]) & 1).astype(bool)
+    bits[:, L:] = True
+    for lv in range(1, lat.Ntot + 1):
+        idx = lat.order[lat.starts[lv]:lat.starts[lv + 1]]
+        nv = lat.nvec[idx]
+        B = idx.size
+        Qn = np.zeros((A, B, K))
+        Pn = np.zeros((A, B, max(L, 1), Jmax))
+        Xall = np.zeros((A, B, R))
+        cyc = np.zeros((A, B, R))
+        for r in range(R):
+            sel = np.nonzero(nv[:, r] > 0)[0]
+            if sel.size == 0:
+                continue
+            pp = lat.pos[idx[sel] - lat.strides[r]]
+            Qs = Q[:, pp]
+            phi = np.ones((A, sel.size, K))
+            phi[..., qk] = 1.0 + Qs[..., qk]
+            if L:
+                Ps = P[:, pp]
+                phi[..., ldk] = pf.c1[:L] * (1.0 + Qs[..., ldk]) + (Ps * pf.wres).sum(axis=-1)[..., :L]
+            Rk = pf.Da[:, r][:, None, :] * phi
+            c = pf.Z[r] + Rk.sum(axis=-1)
+            Xr = nv[sel, r] / c
+            cyc[:, sel, r] = c
+            Xall[:, sel, r] = Xr
+            Qn[:, sel] += Xr[..., None] * Rk
+            if L:
+                flow = Xr[..., None] * pf.Da[:, r][:, None, ldk]      # (A, Bs, L)
+                Pn[:, sel, :L, 1:] += flow[..., None] * Ps[..., :L, :-1]
+            if lv == lat.Ntot:
+                X_final[r] = Xr[0, 0]
+                phi_final[r] = phi[0, 0]
+        if L:
+            Pn[..., 1:] *= pf.inv_alpha[:, 1:]
+            # p_k(0|n) = p_k(0|n - e_r) X_r(n) / X_r^{-k}(n), r the first chain with n_r > 0
+            r0 = np.argmax(nv > 0, axis=1)
+            pp0 = lat.pos[idx - lat.strides[r0]]
+            b = np.arange(B)
+            X0 = Xall[:, b, r0]                                      # (A, B)
+            c0 = cyc[:, b, r0]                                       # (A, B)
+            sup = pf.sup[:, :L]                                      # (A, L)
+            dead_any = np.zeros((A, B), dtype=bool)
+            for r in range(R):
+                dead_any |= pf.dead[:, r][:, None] & (nv[:, r] > 0)[None, :]
+            ratio = X0[:, None, :] * c0[sup] / nv[b, r0]             # (A, L, B)
+            ratio = np.where(dead_any[sup], 0.0, ratio)
+            p0 = P[:, pp0][:, :, :L, 0] * np.transpose(ratio, (0, 2, 1))   # (A, B, L)
+            p0 = np.where(bits[:, None, :L], 1.0, p0)
+            Pn[:, :, :L, 0] = p0
+        Q, P = Qn, Pn
+    return X_final, phi_final
 
 
 # ----------------------------------------------------------------------
