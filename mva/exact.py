@@ -87,8 +87,36 @@ _MAX_COMPLEMENT = 12  # most multi-server / LD stations solved with complement n
 P0_FLOOR = 1e-6
 
 
+#: interpreted work (states x stations x chains) above which loading numba pays
+_COMPILE_WORK = 20_000
+_numba_state: dict[str, Any] = {}
+
+
+def _numba_available() -> bool:
+    """Whether the compiled kernels can be used (numba importable, not disabled)."""
+    ok = _numba_state.get("ok")
+    if ok is None:
+        import importlib.util
+        import os
+        if os.environ.get("MVA_NO_NUMBA", "") not in ("", "0"):
+            ok = False
+        else:
+            ok = importlib.util.find_spec("numba") is not None
+            if not ok:
+                import warnings
+                warnings.warn("numba is not installed: exact MVA runs its NumPy reference "
+                              "recursions (20-60x slower on large problems; pip install numba)",
+                              RuntimeWarning, stacklevel=4)
+        _numba_state["ok"] = ok
+    return bool(ok)
+
+
 def _compiled_wanted(work: float) -> bool:
-    return False
+    """Use the numba kernels: installed, and already loaded or the problem is large."""
+    import sys
+    if not _numba_available():
+        return False
+    return "mva._exact_numba" in sys.modules or work >= _COMPILE_WORK
 
 
 def lattice_size(populations: np.ndarray) -> int:
@@ -178,6 +206,9 @@ def _exact_single(cm: Compiled) -> MVAResult:
     if Kq == 0:
         X = N / Zt
         Rq = Dq
+    elif _compiled_wanted(N * Kq):
+        from . import _exact_numba
+        X, Rq = _exact_numba.single_kernel(Dq, Zt, corr, N)
     elif not corr.any() and Kq <= _SMALL_K:
         dl = Dq.tolist()
         Ql = [0.0] * Kq
@@ -326,15 +357,14 @@ def _exact_pf(cm: Compiled, max_states: int) -> MVAResult:
     L = int((cm.multi | cm.ld).sum())
     _refuse_lattice(N, total, max_states, 1 << L)
     pf = _PF(cm)
-    lat = _Lattice(N)
     if _compiled_wanted(total * pf.A * cm.K * max(cm.R, 1)):
         from . import _exact_numba
-        X, phi = _exact_numba.pf_kernel(pf, lat)
+        X, phi = _exact_numba.pf_kernel(pf)
     else:
-        X, phi = _pf_reference(pf, lat)
+        X, phi = _pf_reference(pf, _Lattice(N))
     Rck = cm.D * phi[cm.ch]
     Rck[cm.N[cm.ch] == 0] = 0.0
-    return make_result(cm, X, Rck, method="exact", iterations=lat.Ntot)
+    return make_result(cm, X, Rck, method="exact", iterations=int(N.sum()))
 
 
 @np.errstate(divide="ignore", invalid="ignore", over="ignore")
@@ -474,6 +504,7 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
     R_final = np.zeros((C, K))
     chain_D = cm.E @ D                                                    # (R, K)
 
+    low = 1.0
     for lv in range(1, Ntot + 1):
         idx = order[starts[lv]:starts[lv + 1]]
         nv = nvec[idx]
@@ -551,12 +582,33 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
         if Km:
             pm = pm_acc * inv_alpha
             busy_all = (Utot - (pm * jw).sum(axis=-1)) / mk
-            pm[:, :, 0] = np.maximum(1.0 - pm[:, :, 1:].sum(axis=-1) - busy_all, 0.0)
+            p0 = 1.0 - pm[:, :, 1:].sum(axis=-1) - busy_all
+            low = min(low, float(p0.min()))
+            pm[:, :, 0] = np.maximum(p0, 0.0)
         if Kl:
             pl = pl_acc
             pl[:, :, 1:] /= A[:, :lv]
-            pl[:, :, 0] = np.maximum(1.0 - pl[:, :, 1:].sum(axis=-1), 0.0)
+            p0 = 1.0 - pl[:, :, 1:].sum(axis=-1)
+            low = min(low, float(p0.min()))
+            pl[:, :, 0] = np.maximum(p0, 0.0)
+    if low < P0_FLOOR:
+        _warn_precision(cm, low)
     return make_result(cm, X_final, R_final, method="exact", iterations=Ntot)
+
+
+def _warn_precision(cm: Compiled, low: float) -> None:
+    import warnings
+
+    from .errors import PrecisionWarning
+    why = ("priorities or FCFS variability make the network non-product-form"
+           if not cm.simple else
+           f"more than {_MAX_COMPLEMENT} multi-server / load-dependent stations, or the "
+           f"complement networks exceed max_states")
+    warnings.warn(
+        f"exact MVA computed an idle probability p(0) = {low:.3g} < {P0_FLOOR:g} by subtraction "
+        f"at a multi-server or load-dependent station ({why}, so the stable complement "
+        f"recursion does not apply): the result may have lost precision", PrecisionWarning,
+        stacklevel=4)
 
 
 def _check_free(free: np.ndarray, Dq: np.ndarray, cm: Compiled, cls: np.ndarray,

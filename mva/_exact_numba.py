@@ -1,0 +1,272 @@
+"""Internal: numba-compiled kernels of the exact MVA recursions (see :mod:`mva.exact`).
+
+Each kernel is a line-by-line transcription of a NumPy reference in
+:mod:`mva.exact` (``_exact_single`` and ``_pf_reference``); the tests check
+that both agree to 1e-12 on random networks.  Kernels are compiled with
+``cache=True``: the first call in a fresh environment compiles (seconds),
+later processes load the cached machine code.  Importing this module imports
+numba (about 0.2-0.4 s); :mod:`mva.exact` does so only when a problem is
+large enough to pay for it or numba is already loaded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["single_kernel", "batch_kernel", "pf_kernel"]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _li(D, Z, isq, N):  # pragma: no cover - compiled
+    """Multi-chain lattice, queue and delay stations only (``isq[k]``: 1 queue, 0 delay).
+
+    Population vectors are visited in mixed-radix order (last chain fastest);
+    ``n - e_r`` lies ``strides[r]`` vectors back, so a ring buffer of
+    ``strides[0] + 1`` rows holds every predecessor.
+    """
+    R, K = D.shape
+    strides = np.ones(R, dtype=np.int64)
+    for r in range(R - 2, -1, -1):
+        strides[r] = strides[r + 1] * (N[r + 1] + 1)
+    T = strides[0] * (N[0] + 1)
+    W = strides[0] + 1
+    Q = np.zeros((W, K))
+    n = np.zeros(R, dtype=np.int64)
+    Xf = np.zeros(R)
+    phif = np.ones((R, K))
+    cur = 0
+    for idx in range(1, T):
+        # advance the mixed-radix counter
+        r = R - 1
+        while n[r] == N[r]:
+            n[r] = 0
+            r -= 1
+        n[r] += 1
+        cur += 1
+        if cur == W:
+            cur = 0
+        for k in range(K):
+            Q[cur, k] = 0.0
+        for r in range(R):
+            if n[r] == 0:
+                continue
+            prev = cur - strides[r]
+            if prev < 0:
+                prev += W
+            c = Z[r]
+            for k in range(K):
+                c += D[r, k] * (1.0 + isq[k] * Q[prev, k])
+            x = n[r] / c
+            for k in range(K):
+                Q[cur, k] += x * D[r, k] * (1.0 + isq[k] * Q[prev, k])
+            if idx == T - 1:
+                Xf[r] = x
+                for k in range(K):
+                    phif[r, k] = 1.0 + isq[k] * Q[prev, k]
+    return Xf, phif
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _single(Dq, Zt, corr, N):  # pragma: no cover - compiled
+    """Single class, queue stations ``Dq`` and total delay ``Zt``; see ``mva.exact._exact_single``."""
+    K = Dq.shape[0]
+    Q = np.zeros(K)
+    Rq = Dq.copy()
+    X = 0.0
+    if K == 0:
+        return N / Zt, Rq
+    has_corr = False
+    kmax = 0
+    for k in range(K):
+        if corr[k] != 0.0:
+            has_corr = True
+        if Dq[k] > Dq[kmax]:
+            kmax = k
+    for n in range(1, N + 1):
+        s = 0.0
+        for k in range(K):
+            r = Dq[k] * (1.0 + Q[k])
+            if has_corr:
+                r += corr[k] * X
+            Rq[k] = r
+            s += r
+        X = n / (Zt + s)
+        if has_corr and X * Dq[kmax] > 1.0:
+            X = 1.0 / Dq[kmax]
+            Rq[kmax] = n / X - Zt - (s - Rq[kmax])
+        for k in range(K):
+            Q[k] = X * Rq[k]
+    return X, Rq
+
+
+def single_kernel(Dq: np.ndarray, Zt: float, corr: np.ndarray, N: int) -> tuple[float, np.ndarray]:
+    X, Rq = _single(np.ascontiguousarray(Dq, dtype=np.float64), float(Zt),
+                    np.ascontiguousarray(corr, dtype=np.float64), int(N))
+    return float(X), Rq
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _batch(D, Z, N, X, R):  # pragma: no cover - compiled
+    """Many single-class networks of queue stations: row ``b`` is one network."""
+    B, K = D.shape
+    Q = np.empty(K)
+    for b in range(B):
+        for k in range(K):
+            Q[k] = 0.0
+        x = 0.0
+        for n in range(1, N[b] + 1):
+            s = 0.0
+            for k in range(K):
+                s += D[b, k] * (1.0 + Q[k])
+            x = n / (Z[b] + s)
+            for k in range(K):
+                Q[k] = x * D[b, k] * (1.0 + Q[k])
+        X[b] = x
+        if N[b] == 0:
+            for k in range(K):
+                R[b, k] = D[b, k]
+        else:
+            for k in range(K):
+                R[b, k] = Q[k] / x
+
+
+def batch_kernel(D: np.ndarray, Z: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    X = np.empty(D.shape[0])
+    R = np.empty(D.shape)
+    _batch(D, Z, N, X, R)
+    return X, R
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _pf(Da, Z, kind, ldk, sup, dead, J, c1, wres, inv_alpha, N):  # pragma: no cover
+    """Product-form lattice recursion with complement ratios; see ``mva.exact._pf_reference``.
+
+    Same ring buffer over the mixed-radix order as :func:`_li`, with a
+    leading axis over the ``A`` complement subsets.
+    """
+    A, R, K = Da.shape
+    L = ldk.shape[0]
+    Jmax = wres.shape[1]
+    strides = np.ones(R, dtype=np.int64)
+    for r in range(R - 2, -1, -1):
+        strides[r] = strides[r + 1] * (N[r + 1] + 1)
+    T = strides[0] * (N[0] + 1)
+    W = strides[0] + 1
+    Q = np.zeros((W, A, K))
+    P = np.zeros((W, A, L, Jmax))
+    for a in range(A):
+        for i in range(L):
+            P[0, a, i, 0] = 1.0
+    Xs = np.zeros((A, R))
+    cyc = np.zeros((A, R))
+    phi = np.empty(K)
+    Xf = np.zeros(R)
+    phif = np.zeros((R, K))
+    dead_any = np.zeros(A, dtype=np.bool_)
+    n = np.zeros(R, dtype=np.int64)
+    cur = 0
+    lv = 0
+    for idx in range(1, T):
+        r = R - 1
+        while n[r] == N[r]:
+            lv -= n[r]
+            n[r] = 0
+            r -= 1
+        n[r] += 1
+        lv += 1
+        cur += 1
+        if cur == W:
+            cur = 0
+        jtop = min(Jmax, lv + 1)            # p(j | n) is zero for j > |n|
+        for a in range(A):
+            for k in range(K):
+                Q[cur, a, k] = 0.0
+            for i in range(L):
+                for j in range(Jmax):
+                    P[cur, a, i, j] = 0.0
+            for r in range(R):
+                if n[r] == 0:
+                    continue
+                prev = cur - strides[r]
+                if prev < 0:
+                    prev += W
+                for k in range(K):
+                    kd = kind[k]
+                    if kd == 0:
+                        phi[k] = 1.0
+                    elif kd == 1:
+                        phi[k] = 1.0 + Q[prev, a, k]
+                for i in range(L):
+                    k = ldk[i]
+                    f = c1[i] * (1.0 + Q[prev, a, k])
+                    for j in range(min(J[i], lv)):
+                        f += wres[i, j] * P[prev, a, i, j]
+                    phi[k] = f
+                c = Z[r]
+                for k in range(K):
+                    c += Da[a, r, k] * phi[k]
+                x = n[r] / c
+                Xs[a, r] = x
+                cyc[a, r] = c
+                for k in range(K):
+                    Q[cur, a, k] += x * Da[a, r, k] * phi[k]
+                for i in range(L):
+                    fl = x * Da[a, r, ldk[i]]
+                    if fl != 0.0:
+                        for j in range(1, min(J[i], jtop)):
+                            P[cur, a, i, j] += fl * P[prev, a, i, j - 1]
+                if idx == T - 1 and a == 0:
+                    Xf[r] = x
+                    for k in range(K):
+                        phif[r, k] = phi[k]
+        if L == 0:
+            continue
+        # p_k(0|n) = p_k(0|n - e_r0) X_r0(n) / X_r0^{-k}(n), r0 the first chain with n_r0 > 0
+        r0 = 0
+        while n[r0] == 0:
+            r0 += 1
+        prev0 = cur - strides[r0]
+        if prev0 < 0:
+            prev0 += W
+        for a in range(A):
+            d = False
+            for r in range(R):
+                if dead[a, r] and n[r] > 0:
+                    d = True
+            dead_any[a] = d
+        for a in range(A):
+            for i in range(L):
+                for j in range(1, min(J[i], jtop)):
+                    P[cur, a, i, j] *= inv_alpha[i, j]
+                if (a >> i) & 1:
+                    P[cur, a, i, 0] = 1.0
+                else:
+                    s = sup[a, i]
+                    if dead_any[s]:
+                        P[cur, a, i, 0] = 0.0
+                    else:
+                        P[cur, a, i, 0] = P[prev0, a, i, 0] * Xs[a, r0] * cyc[s, r0] / n[r0]
+    return Xf, phif
+
+
+def pf_kernel(pf) -> tuple[np.ndarray, np.ndarray]:
+    """Run the compiled product-form recursion on the arrays of an ``mva.exact._PF``.
+
+    Chains are reordered by decreasing population so that the ring buffer
+    (``prod_{r >= 1} (N_r + 1) + 1`` rows) is as small as possible.
+    """
+    perm = np.argsort(-pf.N, kind="stable")
+    N = np.ascontiguousarray(pf.N[perm])
+    if pf.L == 0:
+        isq = (pf.kind == 1).astype(np.float64)
+        Xp, phip = _li(np.ascontiguousarray(pf.Dr[perm]), np.ascontiguousarray(pf.Z[perm]), isq, N)
+    else:
+        Xp, phip = _pf(np.ascontiguousarray(pf.Da[:, perm]), np.ascontiguousarray(pf.Z[perm]),
+                       pf.kind, pf.ldk, pf.sup, np.ascontiguousarray(pf.dead[:, perm]), pf.J,
+                       pf.c1, pf.wres, pf.inv_alpha, N)
+    X = np.empty_like(Xp)
+    phi = np.empty_like(phip)
+    X[perm] = Xp
+    phi[perm] = phip
+    return X, phi
