@@ -65,6 +65,7 @@ chapter 8, load-dependent centers).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -75,12 +76,14 @@ from .network import ClosedNetwork
 from .priority import aggregate, class_terms, queue_residence
 from .results import MVAResult
 
-__all__ = ["exact_mva", "DEFAULT_MAX_STATES", "lattice_size"]
+__all__ = ["exact_mva", "exact_mva_batch", "ExactBatchResult", "DEFAULT_MAX_STATES",
+           "lattice_size"]
 
 #: default limit on the number of population vectors of the exact recursion
 DEFAULT_MAX_STATES = 2_000_000
 
 _STARVED = 1e-9  # free capacity below which a preempted class counts as starved
+_QD = frozenset(("queue", "delay"))
 _SMALL_K = 12  # below this many stations the single-class loop uses Python floats
 _MAX_COMPLEMENT = 12  # most multi-server / LD stations solved with complement networks (2**L)
 #: smallest p_k(0|n) the subtraction 1 - sum_j p_k(j|n) may give without a PrecisionWarning
@@ -92,31 +95,43 @@ _COMPILE_WORK = 20_000
 _numba_state: dict[str, Any] = {}
 
 
-def _numba_available() -> bool:
-    """Whether the compiled kernels can be used (numba importable, not disabled)."""
+def _compiled_wanted(work: float) -> Any:
+    """The numba kernels module when it should be used, else ``None``.
+
+    Used when numba is installed (and ``MVA_NO_NUMBA`` is unset) and either the
+    kernels are already loaded or the interpreted work (``work`` ~ states x
+    stations x chains) is large enough to pay for loading numba (~0.3-0.7 s
+    once per process, more on the very first compile).  Without numba a
+    one-time :class:`RuntimeWarning` says so and the NumPy references run.
+    """
+    import sys
+    mod = sys.modules.get("mva._exact_numba")
+    if mod is not None:
+        return mod
+    if work < _COMPILE_WORK:
+        return None
     ok = _numba_state.get("ok")
     if ok is None:
         import importlib.util
         import os
-        if os.environ.get("MVA_NO_NUMBA", "") not in ("", "0"):
-            ok = False
-        else:
-            ok = importlib.util.find_spec("numba") is not None
+        ok = False
+        if os.environ.get("MVA_NO_NUMBA", "") in ("", "0"):
+            try:
+                ok = importlib.util.find_spec("numba") is not None
+            except (ImportError, ValueError):
+                ok = False
+            if ok:
+                try:
+                    from . import _exact_numba  # noqa: F401
+                except ImportError:
+                    ok = False
             if not ok:
                 import warnings
-                warnings.warn("numba is not installed: exact MVA runs its NumPy reference "
-                              "recursions (20-60x slower on large problems; pip install numba)",
-                              RuntimeWarning, stacklevel=4)
+                warnings.warn("numba is not installed (or cannot be imported): exact MVA runs "
+                              "its NumPy reference recursions, 20-60x slower on large problems "
+                              "(pip install numba)", RuntimeWarning, stacklevel=4)
         _numba_state["ok"] = ok
-    return bool(ok)
-
-
-def _compiled_wanted(work: float) -> bool:
-    """Use the numba kernels: installed, and already loaded or the problem is large."""
-    import sys
-    if not _numba_available():
-        return False
-    return "mva._exact_numba" in sys.modules or work >= _COMPILE_WORK
+    return sys.modules.get("mva._exact_numba") if ok else None
 
 
 def lattice_size(populations: np.ndarray) -> int:
@@ -175,14 +190,136 @@ def exact_mva(network: ClosedNetwork, *, max_states: int = DEFAULT_MAX_STATES) -
     """
     if not isinstance(network, ClosedNetwork):
         raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
+    if network.demands.shape[0] == 1 and _QD.issuperset(network.kinds):
+        return _exact_single(network)
     cm = compile_network(network)
     max_states = int(max_states)
     has_ld = bool(cm.multi.any() or cm.ld.any())
-    if cm.C == 1 and not has_ld:
-        return _exact_single(cm)
     if cm.simple and (not has_ld or _complement_fits(cm, max_states)):
         return _exact_pf(cm, max_states)
     return _exact_lattice(cm, max_states)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExactBatchResult:
+    """Exact MVA of many single-class networks (see :func:`exact_mva_batch`).
+
+    Attributes
+    ----------
+    throughput : ndarray, shape (B,)
+        System throughput ``X`` of each network.
+    residence_time : ndarray, shape (B, K)
+        Residence time per station (time per cycle, ``D_k (1 + Q_k(N - 1))``).
+    queue_length : ndarray, shape (B, K)
+        Mean number of customers per station.
+    utilization : ndarray, shape (B, K)
+        ``X D_k``.
+    response_time : ndarray, shape (B,)
+        Sum of the residence times (excluding the think time).
+    """
+
+    throughput: np.ndarray
+    residence_time: np.ndarray
+    queue_length: np.ndarray
+    utilization: np.ndarray
+    response_time: np.ndarray
+
+
+def exact_mva_batch(demands: Any, populations: Any, think_times: Any = 0.0) -> ExactBatchResult:
+    r"""Exact MVA of ``B`` single-class networks of queueing stations in one call.
+
+    Parameters
+    ----------
+    demands : array_like, shape (B, K)
+        Service demand of each network (row) at each single-server
+        load-independent queueing station (processor sharing, or FCFS with
+        exponential service).  Zero demands are allowed (an unvisited
+        station).
+    populations : int or array_like of int, shape (B,)
+        Number of customers ``N >= 0`` of each network (broadcast).
+    think_times : float or array_like, shape (B,)
+        Think time ``Z >= 0`` (a delay station) of each network (broadcast).
+
+    Returns
+    -------
+    ExactBatchResult
+        Arrays over the batch.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, for a wrong shape, a negative or non-finite
+        value, a non-integral population, or a network with customers but
+        neither demand nor think time.
+
+    Notes
+    -----
+    The recursion of :func:`exact_mva` for one class,
+
+    .. math::
+
+        R_k(n) = D_k\,(1 + Q_k(n-1)), \quad X(n) = \frac{n}{Z + \sum_k R_k(n)},
+        \quad Q_k(n) = X(n)\,R_k(n),
+
+    run for every row.  With numba installed a compiled loop does the whole
+    batch (``O(sum_b N_b K)``); otherwise a NumPy recursion vectorised over
+    the batch (``max_b N_b`` steps) is used.
+
+    References
+    ----------
+    M. Reiser and S. S. Lavenberg, "Mean-value analysis of closed multichain
+    queuing networks", J. ACM 27(2), 1980, pp. 313-322.
+
+    Examples
+    --------
+    >>> res = exact_mva_batch([[1.0, 2.0, 0.5], [1.0, 1.0, 1.0]], [50, 5])
+    >>> res.throughput.round(6).tolist()
+    [0.5, 0.714286]
+    """
+    from ._validate import check_integer, check_nonnegative
+    D = check_nonnegative("demands", demands)
+    if D.ndim != 2:
+        raise ValueError(f"demands must be a 2-D array (networks x stations); got shape {D.shape}")
+    B = D.shape[0]
+    N = check_integer("populations", populations, minimum=0)
+    Z = check_nonnegative("think_times", think_times)
+    try:
+        N = np.ascontiguousarray(np.broadcast_to(N, (B,)), dtype=np.int64)
+        Z = np.ascontiguousarray(np.broadcast_to(Z, (B,)), dtype=np.float64)
+    except ValueError:
+        raise ValueError(f"populations and think_times must be scalars or have one entry per "
+                         f"network ({B}); got shapes {np.shape(populations)} and "
+                         f"{np.shape(think_times)}") from None
+    D = np.ascontiguousarray(D, dtype=np.float64)
+    empty = (N > 0) & (Z == 0.0) & (D.sum(axis=1) == 0.0)
+    if empty.any():
+        b = int(np.argmax(empty))
+        raise ValueError(f"network {b} has populations[{b}] = {int(N[b])} customers but no demand "
+                         f"and no think time: its throughput would be infinite")
+    nb = _compiled_wanted(float(N.sum()) * D.shape[1])
+    if nb is not None:
+        X, Rk = nb.batch_kernel(D, Z, N)
+    else:
+        X, Rk = _batch_reference(D, Z, N)
+    Qk = X[:, None] * Rk
+    return ExactBatchResult(throughput=X, residence_time=Rk, queue_length=Qk,
+                            utilization=X[:, None] * D, response_time=Rk.sum(axis=1))
+
+
+def _batch_reference(D: np.ndarray, Z: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy reference of :func:`exact_mva_batch`: one vectorised step per population."""
+    B, K = D.shape
+    Q = np.zeros((B, K))
+    X = np.zeros(B)
+    Rk = D.copy()
+    for n in range(1, int(N.max(initial=0)) + 1):
+        act = N >= n
+        Ra = D[act] * (1.0 + Q[act])
+        Xa = n / (Z[act] + Ra.sum(axis=1))
+        Rk[act] = Ra
+        X[act] = Xa
+        Q[act] = Xa[:, None] * Ra
+    return X, Rk
 
 
 def _complement_fits(cm: Compiled, max_states: int) -> bool:
@@ -193,22 +330,28 @@ def _complement_fits(cm: Compiled, max_states: int) -> bool:
 # ----------------------------------------------------------------------
 # single class, queue and delay stations: a tight loop
 # ----------------------------------------------------------------------
-def _exact_single(cm: Compiled) -> MVAResult:
-    N = int(cm.N[0])
-    d = cm.D[0]
-    qmask = cm.queue & (d > 0)
+def _exact_single(net: ClosedNetwork) -> MVAResult:
+    """One class, queue and delay stations only (works on the network directly: no compile step)."""
+    N = int(net.populations[0])
+    d = net.demands[0]
+    kinds = net.kinds
+    queue = np.fromiter((k == "queue" for k in kinds), dtype=bool, count=len(kinds))
+    qmask = queue & (d > 0)
     Dq = d[qmask]
-    Zt = float(cm.Z[0] + d[cm.delay].sum())
+    Zt = float(net.think_times[0]) + float(d[~queue].sum())
     # FCFS residual-life coefficient: R = D (1 + Q + cterm * X(n-1) * D)
-    corr = cm.cterm[qmask] * Dq * Dq
+    cs2 = net.cs2[qmask]
+    corr = np.zeros(Dq.size)
+    if (cs2 != 1.0).any():
+        fcfs = np.array([s == "fcfs" for s in net.disciplines])[qmask]
+        corr = np.where(fcfs, (cs2 - 1.0) / 2.0, 0.0) * Dq * Dq
     Kq = Dq.size
     X = 0.0
     if Kq == 0:
         X = N / Zt
         Rq = Dq
-    elif _compiled_wanted(N * Kq):
-        from . import _exact_numba
-        X, Rq = _exact_numba.single_kernel(Dq, Zt, corr, N)
+    elif (nb := _compiled_wanted(N * Kq)) is not None:
+        X, Rq = nb.single_kernel(Dq, Zt, corr, N)
     elif not corr.any() and Kq <= _SMALL_K:
         dl = Dq.tolist()
         Ql = [0.0] * Kq
@@ -241,9 +384,13 @@ def _exact_single(cm: Compiled) -> MVAResult:
                 Rq[kmax] = n / X - Zt - (Rq.sum() - Rq[kmax])
             np.multiply(Rq, X, out=Q)
     Rck = d.copy()[None, :]
-    Rck[0, cm.queue] = 0.0
-    Rck[0, np.nonzero(qmask)[0]] = Rq
-    return make_result(cm, np.array([X]), Rck, method="exact", iterations=N)
+    Rck[0, queue] = 0.0
+    Rck[0, qmask] = Rq
+    Xa = np.array([X])
+    return MVAResult(throughput=Xa, response_time=Rck.sum(axis=1), residence_time=Rck,
+                     queue_length=X * Rck, utilization=X * d[None, :], chain_throughput=Xa.copy(),
+                     method="exact", converged=True, iterations=N, residual=0.0,
+                     station_names=net.station_names, class_names=net.class_names)
 
 
 # ----------------------------------------------------------------------
@@ -357,9 +504,9 @@ def _exact_pf(cm: Compiled, max_states: int) -> MVAResult:
     L = int((cm.multi | cm.ld).sum())
     _refuse_lattice(N, total, max_states, 1 << L)
     pf = _PF(cm)
-    if _compiled_wanted(total * pf.A * cm.K * max(cm.R, 1)):
-        from . import _exact_numba
-        X, phi = _exact_numba.pf_kernel(pf)
+    nb = _compiled_wanted(total * pf.A * cm.K * max(cm.R, 1))
+    if nb is not None:
+        X, phi = nb.pf_kernel(pf)
     else:
         X, phi = _pf_reference(pf, _Lattice(N))
     Rck = cm.D * phi[cm.ch]
