@@ -34,7 +34,7 @@ def _li(D, Z, isq, N):  # pragma: no cover - compiled
     Q = np.zeros((W, K))
     n = np.zeros(R, dtype=np.int64)
     Xf = np.zeros(R)
-    phif = np.ones((R, K))
+    phif = np.zeros((R, K))
     cur = 0
     for idx in range(1, T):
         # advance the mixed-radix counter
