@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["single_kernel", "batch_kernel", "pf_kernel"]
+__all__ = ["single_kernel", "batch_kernel", "li_kernel", "pf_kernel"]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -250,6 +250,23 @@ def _pf(Da, Z, kind, ldk, sup, dead, J, c1, wres, inv_alpha, N):  # pragma: no c
     return Xf, phif
 
 
+def li_kernel(Dr: np.ndarray, Z: np.ndarray, isq: np.ndarray,
+              N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-chain queue/delay recursion; chains reordered by decreasing population."""
+    if N.size > 1 and N[0] < N.max():
+        perm = np.argsort(-N, kind="stable")
+        Xp, phip = _li(np.ascontiguousarray(Dr[perm], dtype=np.float64),
+                       np.ascontiguousarray(Z[perm], dtype=np.float64), isq,
+                       np.ascontiguousarray(N[perm]))
+        X = np.empty_like(Xp)
+        phi = np.empty_like(phip)
+        X[perm] = Xp
+        phi[perm] = phip
+        return X, phi
+    return _li(np.ascontiguousarray(Dr, dtype=np.float64), np.ascontiguousarray(Z, dtype=np.float64),
+               isq, np.ascontiguousarray(N, dtype=np.int64))
+
+
 def pf_kernel(pf) -> tuple[np.ndarray, np.ndarray]:
     """Run the compiled product-form recursion on the arrays of an ``mva.exact._PF``.
 
@@ -259,8 +276,7 @@ def pf_kernel(pf) -> tuple[np.ndarray, np.ndarray]:
     perm = np.argsort(-pf.N, kind="stable")
     N = np.ascontiguousarray(pf.N[perm])
     if pf.L == 0:
-        isq = (pf.kind == 1).astype(np.float64)
-        Xp, phip = _li(np.ascontiguousarray(pf.Dr[perm]), np.ascontiguousarray(pf.Z[perm]), isq, N)
+        return li_kernel(pf.Dr, pf.Z, (pf.kind == 1).astype(np.float64), pf.N)
     else:
         Xp, phip = _pf(np.ascontiguousarray(pf.Da[:, perm]), np.ascontiguousarray(pf.Z[perm]),
                        pf.kind, pf.ldk, pf.sup, np.ascontiguousarray(pf.dead[:, perm]), pf.J,

@@ -190,8 +190,11 @@ def exact_mva(network: ClosedNetwork, *, max_states: int = DEFAULT_MAX_STATES) -
     """
     if not isinstance(network, ClosedNetwork):
         raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
-    if network.demands.shape[0] == 1 and _QD.issuperset(network.kinds):
-        return _exact_single(network)
+    if _QD.issuperset(network.kinds):
+        if network.demands.shape[0] == 1:
+            return _exact_single(network)
+        if _simple_product_form(network):
+            return _exact_li(network, max_states)
     cm = compile_network(network)
     max_states = int(max_states)
     has_ld = bool(cm.multi.any() or cm.ld.any())
@@ -320,6 +323,51 @@ def _batch_reference(D: np.ndarray, Z: np.ndarray, N: np.ndarray) -> tuple[np.nd
         X[act] = Xa
         Q[act] = Xa[:, None] * Ra
     return X, Rk
+
+
+def _simple_product_form(net: ClosedNetwork) -> bool:
+    """No priorities, no FCFS variability, FCFS classes sharing a service time (as compile_network)."""
+    if net.has_priorities:
+        return False
+    fcfs = [k for k, (kd, dis) in enumerate(zip(net.kinds, net.disciplines))
+            if kd == "queue" and dis == "fcfs"]
+    if not fcfs:
+        return True
+    if (net.cs2[fcfs] != 1.0).any():
+        return False
+    V, S = net.visit_matrix, net.service_times
+    for k in fcfs:
+        s = S[V[:, k] > 0, k]
+        if s.size and not np.allclose(s, s[0], rtol=1e-12, atol=0.0):
+            return False
+    return True
+
+
+def _exact_li(net: ClosedNetwork, max_states: int) -> MVAResult:
+    """Several chains, queue and delay stations, product form: no compile step."""
+    N = net.populations.astype(np.int64)
+    total = lattice_size(N)
+    _refuse_lattice(N, total, max_states)
+    D = net.demands
+    C, K = D.shape
+    R = N.size
+    ch = net.chains
+    Dr = D if R == C and (ch == np.arange(C)).all() else net.chain_demands
+    Z = np.asarray(net.think_times, dtype=float)
+    isq = np.fromiter((k == "queue" for k in net.kinds), dtype=float, count=K)
+    nb = _compiled_wanted(total * K * R)
+    if nb is not None:
+        X, phi = nb.li_kernel(Dr, Z, isq, N)
+    else:
+        pf = _PF.load_independent(Dr, Z, isq, N)
+        X, phi = _pf_reference(pf, _Lattice(N))
+    Rck = D * phi[ch]
+    Rck[N[ch] == 0] = 0.0
+    Xc = X[ch]
+    return MVAResult(throughput=Xc, response_time=Rck.sum(axis=1), residence_time=Rck,
+                     queue_length=Xc[:, None] * Rck, utilization=Xc[:, None] * D,
+                     chain_throughput=X, method="exact", converged=True, iterations=int(N.sum()),
+                     residual=0.0, station_names=net.station_names, class_names=net.class_names)
 
 
 def _complement_fits(cm: Compiled, max_states: int) -> bool:
@@ -451,6 +499,26 @@ class _PF:
     think time nor a station left in subset ``a`` (``G_a(n) = 0`` when
     ``n_r > 0``).
     """
+
+    @classmethod
+    def load_independent(cls, Dr: np.ndarray, Z: np.ndarray, isq: np.ndarray,
+                         N: np.ndarray) -> "_PF":
+        """Queue (``isq`` 1) and delay (0) stations only: no complement networks."""
+        pf = cls.__new__(cls)
+        R, K = Dr.shape
+        pf.N, pf.Dr, pf.Z = N, Dr, Z
+        pf.kind = isq.astype(np.int64)
+        pf.ldk = np.zeros(0, dtype=np.int64)
+        pf.L, pf.A = 0, 1
+        pf.Da = Dr[None].copy()
+        pf.sup = np.zeros((1, 1), dtype=np.int64)
+        pf.dead = (Z[None, :] == 0.0) & (Dr.sum(axis=1)[None, :] == 0.0)
+        pf.J = np.ones(1, dtype=np.int64)
+        pf.Jmax = 1
+        pf.c1 = np.zeros(1)
+        pf.wres = np.zeros((1, 1))
+        pf.inv_alpha = np.zeros((1, 1))
+        return pf
 
     def __init__(self, cm: Compiled) -> None:
         R, K = cm.R, cm.K
