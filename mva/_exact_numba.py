@@ -107,35 +107,40 @@ def single_kernel(Dq: np.ndarray, Zt: float, corr: np.ndarray, N: int) -> tuple[
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _batch(D, Z, N, X, R):  # pragma: no cover - compiled
-    """Many single-class networks of queue stations: row ``b`` is one network."""
-    B, K = D.shape
-    Q = np.empty(K)
+def _batch(DT, Z, N, X, RT):  # pragma: no cover - compiled
+    """Many single-class networks of queue stations: column ``b`` of ``DT`` (K, B) is one network.
+
+    The population loop is outermost and the networks innermost, so that the
+    independent recursions of neighbouring networks overlap in the CPU
+    instead of each waiting on its own division.
+    """
+    K, B = DT.shape
+    Q = np.zeros((K, B))
+    Nmax = 0
+    for b in range(B):
+        X[b] = 0.0
+        if N[b] > Nmax:
+            Nmax = N[b]
+    for n in range(1, Nmax + 1):
+        for b in range(B):
+            if N[b] >= n:
+                s = Z[b]
+                for k in range(K):
+                    s += DT[k, b] * (1.0 + Q[k, b])
+                x = n / s
+                X[b] = x
+                for k in range(K):
+                    Q[k, b] = x * DT[k, b] * (1.0 + Q[k, b])
     for b in range(B):
         for k in range(K):
-            Q[k] = 0.0
-        x = 0.0
-        for n in range(1, N[b] + 1):
-            s = 0.0
-            for k in range(K):
-                s += D[b, k] * (1.0 + Q[k])
-            x = n / (Z[b] + s)
-            for k in range(K):
-                Q[k] = x * D[b, k] * (1.0 + Q[k])
-        X[b] = x
-        if N[b] == 0:
-            for k in range(K):
-                R[b, k] = D[b, k]
-        else:
-            for k in range(K):
-                R[b, k] = Q[k] / x
+            RT[k, b] = Q[k, b] / X[b] if N[b] > 0 else DT[k, b]
 
 
 def batch_kernel(D: np.ndarray, Z: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     X = np.empty(D.shape[0])
-    R = np.empty(D.shape)
-    _batch(D, Z, N, X, R)
-    return X, R
+    RT = np.empty((D.shape[1], D.shape[0]))
+    _batch(np.ascontiguousarray(D.T), Z, N, X, RT)
+    return X, RT.T
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

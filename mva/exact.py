@@ -25,14 +25,28 @@ load-dependent stations follow
 .. math::
 
     p_k(j\mid n) = \frac{1}{\alpha_k(j)} \sum_r X_r(n)\, D_{rk}\, p_k(j-1\mid n-e_r),
-    \quad j \ge 1, \qquad p_k(0\mid n) = 1 - \sum_{j\ge1} p_k(j\mid n),
+    \quad j \ge 1,
 
 with ``D_rk`` the chain's total demand at ``k``.  For ``"multi"`` stations
-(``alpha(j) = min(j, m)``) only ``p(0..m-1)`` are kept: the probability that
-all servers are busy is ``(U_k - sum_{j<m} j p(j)) / m`` with
-``U_k = sum_r X_r D_rk``.  A general ``"ld"`` station keeps the whole
-distribution.  (The subtraction in ``p(0)`` loses accuracy when a station is
-almost saturated; negative round-off is clipped to 0.)
+(``alpha(j) = min(j, m)``) only ``p(0..m-1)`` are kept; a general ``"ld"``
+station keeps the whole distribution.
+
+The idle probability is *not* taken as ``1 - sum_{j>=1} p_k(j|n)``, which
+cancels catastrophically near saturation.  In a product-form network
+``p_k(0|n) = G_{-k}(n) / G(n)`` with ``G_{-k}`` the normalising constant of the
+network without station ``k``, and ``G(n) / G(n - e_r) = 1 / X_r(n)``, so
+
+.. math::
+
+    p_k(0\mid n) = p_k(0\mid n - e_r)\,\frac{X_r(n)}{X^{-k}_r(n)}
+    \quad (n_r > 0)
+
+(Reiser and Lavenberg 1980; Bolch et al. 2006, section 8.2): products of
+positive numbers only.  The recursion runs on all ``2^L`` subnetworks without
+subsets of the ``L`` multi-server / load-dependent stations at once.  Where
+that does not apply (non-product-form networks, more than 12 such stations,
+or ``2^L prod(N_r + 1) > max_states``) the subtraction is used and a
+:class:`~mva.errors.PrecisionWarning` is issued if it gives ``p(0) < 1e-6``.
 
 Priorities (``priorities``) and FCFS service-time variability (``cs2``) at
 ``"queue"`` stations replace the queue formula by the BKT form of
@@ -43,14 +57,16 @@ form), still computed by the exact recursion.
 Cost
 ----
 The recursion visits every population vector ``0 <= n <= N``:
-``prod_r (N_r + 1)`` of them, in ``sum_r N_r`` levels of equal total
-population, each level vectorised with NumPy.  Time is
-``O(prod(N_r + 1) * C * K)`` (times the population for load-dependent
-stations); memory holds two levels.  A single class with only queue and
-delay stations takes a specialised loop of ``N`` steps, ``O(N K)``.  More
-than ``max_states`` vectors (default 2,000,000) raise ``ValueError`` with
-the count instead of running for hours; use
-:func:`mva.approx.schweitzer` or :func:`mva.approx.linearizer` for large
+``prod_r (N_r + 1)`` of them.  Time is ``O(prod(N_r + 1) R K)`` (times ``m``
+at multi-server and the population at load-dependent stations, times ``2^L``
+for the complement subnetworks).  With numba, compiled kernels
+(:mod:`mva._exact_numba`) visit the lattice in mixed-radix order with a ring
+buffer of predecessors; the NumPy reference goes level by level (vectors of
+equal total population at once).  A single class with only queue and delay
+stations is a loop of ``N`` steps, ``O(N K)``; :func:`exact_mva_batch` runs
+many such networks in one call.  More than ``max_states`` vectors (default
+2,000,000) raise ``ValueError`` with the count instead of running for hours;
+use :func:`mva.approx.schweitzer` or :func:`mva.approx.linearizer` for large
 populations.
 
 References
@@ -60,6 +76,8 @@ queuing networks", J. ACM 27(2), 1980, pp. 313-322.
 E. D. Lazowska, J. Zahorjan, G. S. Graham, K. C. Sevcik, *Quantitative System
 Performance*, Prentice-Hall, 1984, chapters 6-8 (Algorithm 6.1, exact MVA;
 chapter 8, load-dependent centers).
+G. Bolch, S. Greiner, H. de Meer, K. S. Trivedi, *Queueing Networks and Markov
+Chains*, 2nd ed., Wiley, 2006, section 8.2 (MVA with load-dependent stations).
 """
 
 from __future__ import annotations
@@ -90,8 +108,15 @@ _MAX_COMPLEMENT = 12  # most multi-server / LD stations solved with complement n
 P0_FLOOR = 1e-6
 
 
-#: interpreted work (states x stations x chains) above which loading numba pays
-_COMPILE_WORK = 20_000
+#: estimated interpreted work above which loading numba (~0.5-2 s once) pays: about 50 ms
+#: of the NumPy references (units of ~0.25 us; see _work)
+_COMPILE_WORK = 200_000
+_LEVEL_COST = 400  # one level of the NumPy lattice reference per chain, in the same units
+
+
+def _work(levels: int, chains: int, states: float, per_state: float) -> float:
+    """Estimated cost of an interpreted recursion (Python overhead per level plus element work)."""
+    return levels * max(chains, 1) * _LEVEL_COST + states * per_state
 _numba_state: dict[str, Any] = {}
 
 
@@ -99,9 +124,9 @@ def _compiled_wanted(work: float) -> Any:
     """The numba kernels module when it should be used, else ``None``.
 
     Used when numba is installed (and ``MVA_NO_NUMBA`` is unset) and either the
-    kernels are already loaded or the interpreted work (``work`` ~ states x
-    stations x chains) is large enough to pay for loading numba (~0.3-0.7 s
-    once per process, more on the very first compile).  Without numba a
+    kernels are already loaded or the estimated interpreted work (``work``,
+    see :func:`_work`) is large enough to pay for loading numba (0.5-2 s once
+    per process from the cache, several seconds on the very first compile).  Without numba a
     one-time :class:`RuntimeWarning` says so and the NumPy references run.
     """
     import sys
@@ -299,7 +324,7 @@ def exact_mva_batch(demands: Any, populations: Any, think_times: Any = 0.0) -> E
         b = int(np.argmax(empty))
         raise ValueError(f"network {b} has populations[{b}] = {int(N[b])} customers but no demand "
                          f"and no think time: its throughput would be infinite")
-    nb = _compiled_wanted(float(N.sum()) * D.shape[1])
+    nb = _compiled_wanted(_work(int(N.max(initial=0)), 1, float(N.sum()), D.shape[1]))
     if nb is not None:
         X, Rk = nb.batch_kernel(D, Z, N)
     else:
@@ -355,7 +380,7 @@ def _exact_li(net: ClosedNetwork, max_states: int) -> MVAResult:
     Dr = D if R == C and (ch == np.arange(C)).all() else net.chain_demands
     Z = np.asarray(net.think_times, dtype=float)
     isq = np.fromiter((k == "queue" for k in net.kinds), dtype=float, count=K)
-    nb = _compiled_wanted(total * K * R)
+    nb = _compiled_wanted(_work(int(N.sum()), R, total, K * R))
     if nb is not None:
         X, phi = nb.li_kernel(Dr, Z, isq, N)
     else:
@@ -398,7 +423,7 @@ def _exact_single(net: ClosedNetwork) -> MVAResult:
     if Kq == 0:
         X = N / Zt
         Rq = Dq
-    elif (nb := _compiled_wanted(N * Kq)) is not None:
+    elif (nb := _compiled_wanted(N * (Kq + 4))) is not None:
         X, Rq = nb.single_kernel(Dq, Zt, corr, N)
     elif not corr.any() and Kq <= _SMALL_K:
         dl = Dq.tolist()
@@ -572,7 +597,8 @@ def _exact_pf(cm: Compiled, max_states: int) -> MVAResult:
     L = int((cm.multi | cm.ld).sum())
     _refuse_lattice(N, total, max_states, 1 << L)
     pf = _PF(cm)
-    nb = _compiled_wanted(total * pf.A * cm.K * max(cm.R, 1))
+    nb = _compiled_wanted(_work(int(N.sum()), cm.R, total,
+                                pf.A * cm.R * (cm.K + pf.L * min(pf.Jmax, int(N.sum()) + 1))))
     if nb is not None:
         X, phi = nb.pf_kernel(pf)
     else:
