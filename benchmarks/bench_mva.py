@@ -368,11 +368,13 @@ def compiled_section(per_call: Callable, fmt_time: Callable, load_line: Callable
         extra = ""
         if line_mva is not None and states <= 3000:
             Lm = np.ascontiguousarray(Dm.T)
-            tl = per_call(lambda Lm=Lm, pops=pops: line_mva(Lm, np.array(pops), np.full(len(pops), 2.0)),
+            tl = per_call(lambda Lm=Lm, pops=pops: line_mva(Lm, np.array(pops),
+                                                           np.full(len(pops), 2.0)),
                           min_time=0.3, repeat=2)
             extra = f"; LINE pfqn_mva {tl / states * 1e9:7.1f} ns/state ({tl / t:5.1f}x ours)"
-        print(f"  {str(pops) + f' K={K}':<22} {states:>7} states: ours {t / states * 1e9:6.1f} ns/state "
-              f"wall, {t_cpu / states * 1e9:6.1f} cpu (target <= 50: {'yes' if ok else 'NO'}), NumPy reference {tr / states * 1e9:7.1f} "
+        print(f"  {str(pops) + f' K={K}':<22} {states:>7} states: ours "
+              f"{t / states * 1e9:6.1f} ns/state wall, {t_cpu / states * 1e9:6.1f} cpu "
+              f"(target <= 50: {'yes' if ok else 'NO'}), NumPy reference {tr / states * 1e9:7.1f} "
               f"ns/state ({tr / t:5.1f}x){extra}")
 
     # --- batch ----------------------------------------------------------------------
@@ -415,7 +417,8 @@ def compiled_section(per_call: Callable, fmt_time: Callable, load_line: Callable
             mu = np.ones((2, N))
             mu[1] = np.minimum(np.arange(1, N + 1), m[1])
             try:
-                xl = float(np.asarray(pfqn_mvald(np.array(Dm)[:, None], np.array([N]), np.array([0.0]),
+                xl = float(np.asarray(pfqn_mvald(np.array(Dm)[:, None], np.array([N]),
+                                                 np.array([0.0]),
                                                  mu)[0]).ravel()[0])
                 extra = f"LINE pfqn_mvald {xl:.6g} ({abs(xl - Xref) / Xref:.1e})"
             except Exception as exc:  # pragma: no cover
@@ -434,7 +437,8 @@ def compiled_section(per_call: Callable, fmt_time: Callable, load_line: Callable
                     what = (f"first call compiles: {fmt_time(first).strip()} -> "
                             f"{fmt_time(first2).strip()} from the cache")
                 else:
-                    what = (f"first call runs NumPy: {fmt_time(first).strip()}; forcing the kernels: "
+                    what = (f"first call runs NumPy: {fmt_time(first).strip()}; "
+                            f"forcing the kernels: "
                             f"import {fmt_time(nbimp2).strip()} + first call "
                             f"{fmt_time(c1).strip()} -> {fmt_time(l1).strip()} from the cache")
                 print(f"  {kind:<8} import mva {fmt_time(imp).strip()}; {what}; warm "

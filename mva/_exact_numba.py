@@ -69,7 +69,7 @@ def _li(D, Z, isq, N):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _single(Dq, Zt, corr, N):  # pragma: no cover - compiled
-    """Single class, queue stations ``Dq`` and total delay ``Zt``; see ``mva.exact._exact_single``."""
+    """One class, queue stations ``Dq``, total delay ``Zt``; see ``mva.exact._exact_single``."""
     K = Dq.shape[0]
     Q = np.zeros(K)
     Rq = Dq.copy()
@@ -268,7 +268,8 @@ def li_kernel(Dr: np.ndarray, Z: np.ndarray, isq: np.ndarray,
         X[perm] = Xp
         phi[perm] = phip
         return X, phi
-    return _li(np.ascontiguousarray(Dr, dtype=np.float64), np.ascontiguousarray(Z, dtype=np.float64),
+    return _li(np.ascontiguousarray(Dr, dtype=np.float64),
+               np.ascontiguousarray(Z, dtype=np.float64),
                isq, np.ascontiguousarray(N, dtype=np.int64))
 
 

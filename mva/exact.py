@@ -351,7 +351,8 @@ def _batch_reference(D: np.ndarray, Z: np.ndarray, N: np.ndarray) -> tuple[np.nd
 
 
 def _simple_product_form(net: ClosedNetwork) -> bool:
-    """No priorities, no FCFS variability, FCFS classes sharing a service time (as compile_network)."""
+    """Product form as ``compile_network`` decides it: no priorities, no FCFS variability,
+    FCFS classes sharing a service time."""
     if net.has_priorities:
         return False
     fcfs = [k for k, (kd, dis) in enumerate(zip(net.kinds, net.disciplines))
@@ -581,11 +582,11 @@ class _PF:
                 self.wres[i] = np.where(j <= m - 2, (m - 1 - j) / m, 0.0)
                 self.inv_alpha[i] = np.where((j >= 1) & (j < m), 1.0 / np.maximum(j, 1), 0.0)
             else:
-                a = np.asarray(cm.net.rates[k], dtype=float)
+                rates = np.asarray(cm.net.rates[k], dtype=float)
                 alpha = np.empty(Jmax)                      # alpha[j-1] = alpha(j)
-                n = min(a.size, Jmax)
-                alpha[:n] = a[:n]
-                alpha[n:] = a[-1]
+                n = min(rates.size, Jmax)
+                alpha[:n] = rates[:n]
+                alpha[n:] = rates[-1]
                 self.wres[i, :Jmax - 1] = np.arange(1, Jmax) / alpha[:Jmax - 1]
                 self.inv_alpha[i, 1:] = 1.0 / alpha[:Jmax - 1]
 
@@ -644,7 +645,8 @@ def _pf_reference(pf: _PF, lat: _Lattice) -> tuple[np.ndarray, np.ndarray]:
             phi[..., qk] = 1.0 + Qs[..., qk]
             if L:
                 Ps = P[:, pp]
-                phi[..., ldk] = pf.c1[:L] * (1.0 + Qs[..., ldk]) + (Ps * pf.wres).sum(axis=-1)[..., :L]
+                phi[..., ldk] = (pf.c1[:L] * (1.0 + Qs[..., ldk])
+                                 + (Ps * pf.wres).sum(axis=-1)[..., :L])
             Rk = pf.Da[:, r][:, None, :] * phi
             c = pf.Z[r] + Rk.sum(axis=-1)
             Xr = nv[sel, r] / c

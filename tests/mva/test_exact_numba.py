@@ -99,7 +99,8 @@ def test_batch_kernel_equals_reference_and_single_solves(B, K, seed):
             continue
         one = mva.exact_mva(ClosedNetwork.single_class(D[b], population=int(N[b]), think_time=Z[b]))
         assert res.throughput[b] == pytest.approx(one.throughput[0], rel=1e-12, abs=0)
-        np.testing.assert_allclose(res.queue_length[b], one.queue_length[0], rtol=1e-12, atol=1e-300)
+        np.testing.assert_allclose(res.queue_length[b], one.queue_length[0], rtol=1e-12,
+                                   atol=1e-300)
         # Little's law over the cycle
         assert res.queue_length[b].sum() + res.throughput[b] * Z[b] == pytest.approx(N[b], rel=1e-9)
 
@@ -130,7 +131,8 @@ def test_without_numba_the_reference_runs_with_one_note():
         "with warnings.catch_warnings(record=True) as w:\n"
         "    warnings.simplefilter('always')\n"
         "    a = mva.exact_mva_batch(np.ones((2000, 3)), 50)\n"
-        "    b = mva.exact_mva(mva.ClosedNetwork.single_class([1.0, 7.0], population=100, servers=[1, 8]))\n"
+        "    net = mva.ClosedNetwork.single_class([1.0, 7.0], population=100, servers=[1, 8])\n"
+        "    b = mva.exact_mva(net)\n"
         "    c = mva.exact_mva_batch(np.ones((2000, 3)), 50)\n"
         "notes = [x for x in w if 'numba is not installed' in str(x.message)]\n"
         "print(len(notes), 'mva._exact_numba' in sys.modules, repr(float(b.throughput[0])))\n")
@@ -143,9 +145,11 @@ def test_without_numba_the_reference_runs_with_one_note():
 
 def test_disabled_by_environment_gives_the_same_result():
     code = ("import sys, numpy as np, mva\n"
-            "net = mva.ClosedNetwork(demands=[[1.0, 7.5, 0.2], [0.6, 9.0, 0.0]], populations=[24, 20],"
+            "net = mva.ClosedNetwork(demands=[[1.0, 7.5, 0.2], [0.6, 9.0, 0.0]],"
+            " populations=[24, 20],"
             " think_times=[1.0, 3.0], kinds=('queue', 'multi', 'delay'), servers=[1, 8, 1])\n"
-            "print('mva._exact_numba' in sys.modules, *mva.exact_mva(net).chain_throughput.tolist())\n")
+            "X = mva.exact_mva(net).chain_throughput.tolist()\n"
+            "print('mva._exact_numba' in sys.modules, *X)\n")
     off = _run(code, MVA_NO_NUMBA="1").stdout.split()
     assert off[0] == "False"
     ref = mva.exact_mva(ClosedNetwork(demands=[[1.0, 7.5, 0.2], [0.6, 9.0, 0.0]],

@@ -33,7 +33,8 @@ def _check(net: ClosedNetwork, res: mva.MVAResult | None = None) -> mva.MVAResul
         res = mva.exact_mva(net) if res is None else res
     X, Q = convolution_reference(net)
     np.testing.assert_allclose(res.chain_throughput, X, rtol=RTOL, atol=0)
-    np.testing.assert_allclose(_chain_q(net, res), Q, rtol=RTOL, atol=1e-12 * float(net.populations.sum()))
+    np.testing.assert_allclose(_chain_q(net, res), Q, rtol=RTOL,
+                               atol=1e-12 * float(net.populations.sum()))
     U = res.station_utilization[np.array(net.kinds) != "delay"]
     assert (U <= 1 + 1e-12).all(), U
     return res
