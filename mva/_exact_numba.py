@@ -67,6 +67,29 @@ def _li(D, Z, isq, N):  # pragma: no cover - compiled
     return Xf, phif
 
 
+@njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
+def _single_plain(Dq, Zt, N):  # pragma: no cover - compiled
+    """One class, queue stations ``Dq`` (no residual-life term), total delay ``Zt``.
+
+    ``reassoc`` lets the compiler vectorise the sum over the stations (the
+    result then differs from the interpreted loop in the last bits only).
+    """
+    K = Dq.shape[0]
+    Q = np.zeros(K)
+    Rq = Dq.copy()
+    X = 0.0
+    for n in range(1, N + 1):
+        s = 0.0
+        for k in range(K):
+            r = Dq[k] + Dq[k] * Q[k]
+            Rq[k] = r
+            s += r
+        X = n / (Zt + s)
+        for k in range(K):
+            Q[k] = X * Rq[k]
+    return X, Rq
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _single(Dq, Zt, corr, N):  # pragma: no cover - compiled
     """One class, queue stations ``Dq``, total delay ``Zt``; see ``mva.exact._exact_single``."""
@@ -74,25 +97,18 @@ def _single(Dq, Zt, corr, N):  # pragma: no cover - compiled
     Q = np.zeros(K)
     Rq = Dq.copy()
     X = 0.0
-    if K == 0:
-        return N / Zt, Rq
-    has_corr = False
     kmax = 0
     for k in range(K):
-        if corr[k] != 0.0:
-            has_corr = True
         if Dq[k] > Dq[kmax]:
             kmax = k
     for n in range(1, N + 1):
         s = 0.0
         for k in range(K):
-            r = Dq[k] * (1.0 + Q[k])
-            if has_corr:
-                r += corr[k] * X
+            r = Dq[k] * (1.0 + Q[k]) + corr[k] * X
             Rq[k] = r
             s += r
         X = n / (Zt + s)
-        if has_corr and X * Dq[kmax] > 1.0:
+        if X * Dq[kmax] > 1.0:
             X = 1.0 / Dq[kmax]
             Rq[kmax] = n / X - Zt - (s - Rq[kmax])
         for k in range(K):
@@ -101,8 +117,11 @@ def _single(Dq, Zt, corr, N):  # pragma: no cover - compiled
 
 
 def single_kernel(Dq: np.ndarray, Zt: float, corr: np.ndarray, N: int) -> tuple[float, np.ndarray]:
-    X, Rq = _single(np.ascontiguousarray(Dq, dtype=np.float64), float(Zt),
-                    np.ascontiguousarray(corr, dtype=np.float64), int(N))
+    Dq = np.ascontiguousarray(Dq, dtype=np.float64)
+    if not corr.any():
+        X, Rq = _single_plain(Dq, float(Zt), int(N))
+    else:
+        X, Rq = _single(Dq, float(Zt), np.ascontiguousarray(corr, dtype=np.float64), int(N))
     return float(X), Rq
 
 
