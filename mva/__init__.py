@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "SaturationError": "errors",
     "ConvergenceError": "errors",
     "ConvergenceWarning": "errors",
+    "PrecisionWarning": "errors",
     # fixed points and roots
     "FixedPointResult": "fixedpoint",
     "RootResult": "fixedpoint",
@@ -49,6 +50,8 @@ _EXPORTS: dict[str, str] = {
     "MVAResult": "results",
     "exact_mva": "exact",
     "lattice_size": "exact",
+    "exact_mva_batch": "exact",
+    "ExactBatchResult": "exact",
     "schweitzer": "approx",
     "linearizer": "approx",
     "seidmann": "approx",

@@ -9,7 +9,7 @@ warning with :class:`ConvergenceWarning` and flagging the result
 
 from __future__ import annotations
 
-__all__ = ["SaturationError", "ConvergenceError", "ConvergenceWarning"]
+__all__ = ["SaturationError", "ConvergenceError", "ConvergenceWarning", "PrecisionWarning"]
 
 
 class SaturationError(ValueError):
@@ -44,6 +44,10 @@ class ConvergenceError(RuntimeError):
 
 class ConvergenceWarning(RuntimeWarning):
     """An iterative solver stopped before reaching its tolerance."""
+
+
+class PrecisionWarning(RuntimeWarning):
+    """A result may have lost floating-point precision (e.g. a probability by subtraction)."""
 
 
 def report_nonconvergence(on_fail: str, message: str, *, iterations: int | None = None,

@@ -25,14 +25,28 @@ load-dependent stations follow
 .. math::
 
     p_k(j\mid n) = \frac{1}{\alpha_k(j)} \sum_r X_r(n)\, D_{rk}\, p_k(j-1\mid n-e_r),
-    \quad j \ge 1, \qquad p_k(0\mid n) = 1 - \sum_{j\ge1} p_k(j\mid n),
+    \quad j \ge 1,
 
 with ``D_rk`` the chain's total demand at ``k``.  For ``"multi"`` stations
-(``alpha(j) = min(j, m)``) only ``p(0..m-1)`` are kept: the probability that
-all servers are busy is ``(U_k - sum_{j<m} j p(j)) / m`` with
-``U_k = sum_r X_r D_rk``.  A general ``"ld"`` station keeps the whole
-distribution.  (The subtraction in ``p(0)`` loses accuracy when a station is
-almost saturated; negative round-off is clipped to 0.)
+(``alpha(j) = min(j, m)``) only ``p(0..m-1)`` are kept; a general ``"ld"``
+station keeps the whole distribution.
+
+The idle probability is *not* taken as ``1 - sum_{j>=1} p_k(j|n)``, which
+cancels catastrophically near saturation.  In a product-form network
+``p_k(0|n) = G_{-k}(n) / G(n)`` with ``G_{-k}`` the normalising constant of the
+network without station ``k``, and ``G(n) / G(n - e_r) = 1 / X_r(n)``, so
+
+.. math::
+
+    p_k(0\mid n) = p_k(0\mid n - e_r)\,\frac{X_r(n)}{X^{-k}_r(n)}
+    \quad (n_r > 0)
+
+(Reiser and Lavenberg 1980; Bolch et al. 2006, section 8.2): products of
+positive numbers only.  The recursion runs on all ``2^L`` subnetworks without
+subsets of the ``L`` multi-server / load-dependent stations at once.  Where
+that does not apply (non-product-form networks, more than 12 such stations,
+or ``2^L prod(N_r + 1) > max_states``) the subtraction is used and a
+:class:`~mva.errors.PrecisionWarning` is issued if it gives ``p(0) < 1e-6``.
 
 Priorities (``priorities``) and FCFS service-time variability (``cs2``) at
 ``"queue"`` stations replace the queue formula by the BKT form of
@@ -43,14 +57,16 @@ form), still computed by the exact recursion.
 Cost
 ----
 The recursion visits every population vector ``0 <= n <= N``:
-``prod_r (N_r + 1)`` of them, in ``sum_r N_r`` levels of equal total
-population, each level vectorised with NumPy.  Time is
-``O(prod(N_r + 1) * C * K)`` (times the population for load-dependent
-stations); memory holds two levels.  A single class with only queue and
-delay stations takes a specialised loop of ``N`` steps, ``O(N K)``.  More
-than ``max_states`` vectors (default 2,000,000) raise ``ValueError`` with
-the count instead of running for hours; use
-:func:`mva.approx.schweitzer` or :func:`mva.approx.linearizer` for large
+``prod_r (N_r + 1)`` of them.  Time is ``O(prod(N_r + 1) R K)`` (times ``m``
+at multi-server and the population at load-dependent stations, times ``2^L``
+for the complement subnetworks).  With numba, compiled kernels
+(:mod:`mva._exact_numba`) visit the lattice in mixed-radix order with a ring
+buffer of predecessors; the NumPy reference goes level by level (vectors of
+equal total population at once).  A single class with only queue and delay
+stations is a loop of ``N`` steps, ``O(N K)``; :func:`exact_mva_batch` runs
+many such networks in one call.  More than ``max_states`` vectors (default
+2,000,000) raise ``ValueError`` with the count instead of running for hours;
+use :func:`mva.approx.schweitzer` or :func:`mva.approx.linearizer` for large
 populations.
 
 References
@@ -60,11 +76,14 @@ queuing networks", J. ACM 27(2), 1980, pp. 313-322.
 E. D. Lazowska, J. Zahorjan, G. S. Graham, K. C. Sevcik, *Quantitative System
 Performance*, Prentice-Hall, 1984, chapters 6-8 (Algorithm 6.1, exact MVA;
 chapter 8, load-dependent centers).
+G. Bolch, S. Greiner, H. de Meer, K. S. Trivedi, *Queueing Networks and Markov
+Chains*, 2nd ed., Wiley, 2006, section 8.2 (MVA with load-dependent stations).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -75,13 +94,69 @@ from .network import ClosedNetwork
 from .priority import aggregate, class_terms, queue_residence
 from .results import MVAResult
 
-__all__ = ["exact_mva", "DEFAULT_MAX_STATES", "lattice_size"]
+__all__ = ["exact_mva", "exact_mva_batch", "ExactBatchResult", "DEFAULT_MAX_STATES",
+           "lattice_size"]
 
 #: default limit on the number of population vectors of the exact recursion
 DEFAULT_MAX_STATES = 2_000_000
 
 _STARVED = 1e-9  # free capacity below which a preempted class counts as starved
+_QD = frozenset(("queue", "delay"))
 _SMALL_K = 12  # below this many stations the single-class loop uses Python floats
+_MAX_COMPLEMENT = 12  # most multi-server / LD stations solved with complement networks (2**L)
+#: smallest p_k(0|n) the subtraction 1 - sum_j p_k(j|n) may give without a PrecisionWarning
+P0_FLOOR = 1e-6
+
+
+#: estimated interpreted work above which loading numba (~0.5-2 s once) pays: about 50 ms
+#: of the NumPy references (units of ~0.25 us; see _work)
+_COMPILE_WORK = 200_000
+_LEVEL_COST = 400  # one level of the NumPy lattice reference per chain, in the same units
+
+
+def _work(levels: int, chains: int, states: float, per_state: float) -> float:
+    """Estimated cost of an interpreted recursion (Python overhead per level plus element work)."""
+    return levels * max(chains, 1) * _LEVEL_COST + states * per_state
+_numba_state: dict[str, Any] = {}
+
+
+def _compiled_wanted(work: float) -> Any:
+    """The numba kernels module when it should be used, else ``None``.
+
+    Used when numba is installed (and ``MVA_NO_NUMBA`` is unset) and either the
+    kernels are already loaded or the estimated interpreted work (``work``,
+    see :func:`_work`) is large enough to pay for loading numba (0.5-2 s once
+    per process from the cache, several seconds on the very first compile).  Without numba a
+    one-time :class:`RuntimeWarning` says so and the NumPy references run.
+    """
+    import sys
+    mod = sys.modules.get("mva._exact_numba")
+    if mod is not None:
+        return mod
+    if work < _COMPILE_WORK:
+        return None
+    ok = _numba_state.get("ok")
+    if ok is None:
+        import importlib.util
+        import os
+        ok = False
+        if os.environ.get("MVA_NO_NUMBA", "") in ("", "0"):
+            try:
+                ok = importlib.util.find_spec("numba") is not None
+            except (ImportError, ValueError):
+                ok = False
+            if ok:
+                try:
+                    from . import _exact_numba  # noqa: F401
+                except ImportError:
+                    ok = False
+            if not ok:
+                import warnings
+                warnings.warn("numba is not installed (or cannot be imported): exact MVA runs "
+                              "its NumPy reference recursions, 20-60x slower on large problems "
+                              "(pip install numba)", RuntimeWarning, stacklevel=4)
+        _numba_state["ok"] = ok
+    return sys.modules.get("mva._exact_numba") if ok else None
 
 
 def lattice_size(populations: np.ndarray) -> int:
@@ -140,28 +215,217 @@ def exact_mva(network: ClosedNetwork, *, max_states: int = DEFAULT_MAX_STATES) -
     """
     if not isinstance(network, ClosedNetwork):
         raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
+    if _QD.issuperset(network.kinds):
+        if network.demands.shape[0] == 1:
+            return _exact_single(network)
+        if _simple_product_form(network):
+            return _exact_li(network, max_states)
     cm = compile_network(network)
-    if cm.C == 1 and not (cm.multi.any() or cm.ld.any()):
-        return _exact_single(cm)
-    return _exact_lattice(cm, int(max_states))
+    max_states = int(max_states)
+    has_ld = bool(cm.multi.any() or cm.ld.any())
+    if cm.simple and (not has_ld or _complement_fits(cm, max_states)):
+        return _exact_pf(cm, max_states)
+    return _exact_lattice(cm, max_states)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExactBatchResult:
+    """Exact MVA of many single-class networks (see :func:`exact_mva_batch`).
+
+    Attributes
+    ----------
+    throughput : ndarray, shape (B,)
+        System throughput ``X`` of each network.
+    residence_time : ndarray, shape (B, K)
+        Residence time per station (time per cycle, ``D_k (1 + Q_k(N - 1))``).
+    queue_length : ndarray, shape (B, K)
+        Mean number of customers per station.
+    utilization : ndarray, shape (B, K)
+        ``X D_k``.
+    response_time : ndarray, shape (B,)
+        Sum of the residence times (excluding the think time).
+    """
+
+    throughput: np.ndarray
+    residence_time: np.ndarray
+    queue_length: np.ndarray
+    utilization: np.ndarray
+    response_time: np.ndarray
+
+
+def exact_mva_batch(demands: Any, populations: Any, think_times: Any = 0.0) -> ExactBatchResult:
+    r"""Exact MVA of ``B`` single-class networks of queueing stations in one call.
+
+    Parameters
+    ----------
+    demands : array_like, shape (B, K)
+        Service demand of each network (row) at each single-server
+        load-independent queueing station (processor sharing, or FCFS with
+        exponential service).  Zero demands are allowed (an unvisited
+        station).
+    populations : int or array_like of int, shape (B,)
+        Number of customers ``N >= 0`` of each network (broadcast).
+    think_times : float or array_like, shape (B,)
+        Think time ``Z >= 0`` (a delay station) of each network (broadcast).
+
+    Returns
+    -------
+    ExactBatchResult
+        Arrays over the batch.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, for a wrong shape, a negative or non-finite
+        value, a non-integral population, or a network with customers but
+        neither demand nor think time.
+
+    Notes
+    -----
+    The recursion of :func:`exact_mva` for one class,
+
+    .. math::
+
+        R_k(n) = D_k\,(1 + Q_k(n-1)), \quad X(n) = \frac{n}{Z + \sum_k R_k(n)},
+        \quad Q_k(n) = X(n)\,R_k(n),
+
+    run for every row.  With numba installed a compiled loop does the whole
+    batch (``O(sum_b N_b K)``); otherwise a NumPy recursion vectorised over
+    the batch (``max_b N_b`` steps) is used.
+
+    References
+    ----------
+    M. Reiser and S. S. Lavenberg, "Mean-value analysis of closed multichain
+    queuing networks", J. ACM 27(2), 1980, pp. 313-322.
+
+    Examples
+    --------
+    >>> res = exact_mva_batch([[1.0, 2.0, 0.5], [1.0, 1.0, 1.0]], [50, 5])
+    >>> res.throughput.round(6).tolist()
+    [0.5, 0.714286]
+    """
+    from ._validate import check_integer, check_nonnegative
+    D = check_nonnegative("demands", demands)
+    if D.ndim != 2:
+        raise ValueError(f"demands must be a 2-D array (networks x stations); got shape {D.shape}")
+    B = D.shape[0]
+    N = check_integer("populations", populations, minimum=0)
+    Z = check_nonnegative("think_times", think_times)
+    try:
+        N = np.ascontiguousarray(np.broadcast_to(N, (B,)), dtype=np.int64)
+        Z = np.ascontiguousarray(np.broadcast_to(Z, (B,)), dtype=np.float64)
+    except ValueError:
+        raise ValueError(f"populations and think_times must be scalars or have one entry per "
+                         f"network ({B}); got shapes {np.shape(populations)} and "
+                         f"{np.shape(think_times)}") from None
+    D = np.ascontiguousarray(D, dtype=np.float64)
+    empty = (N > 0) & (Z == 0.0) & (D.sum(axis=1) == 0.0)
+    if empty.any():
+        b = int(np.argmax(empty))
+        raise ValueError(f"network {b} has populations[{b}] = {int(N[b])} customers but no demand "
+                         f"and no think time: its throughput would be infinite")
+    nb = _compiled_wanted(_work(int(N.max(initial=0)), 1, float(N.sum()), D.shape[1]))
+    if nb is not None:
+        X, Rk = nb.batch_kernel(D, Z, N)
+    else:
+        X, Rk = _batch_reference(D, Z, N)
+    Qk = X[:, None] * Rk
+    return ExactBatchResult(throughput=X, residence_time=Rk, queue_length=Qk,
+                            utilization=X[:, None] * D, response_time=Rk.sum(axis=1))
+
+
+def _batch_reference(D: np.ndarray, Z: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy reference of :func:`exact_mva_batch`: one vectorised step per population."""
+    B, K = D.shape
+    Q = np.zeros((B, K))
+    X = np.zeros(B)
+    Rk = D.copy()
+    for n in range(1, int(N.max(initial=0)) + 1):
+        act = N >= n
+        Ra = D[act] * (1.0 + Q[act])
+        Xa = n / (Z[act] + Ra.sum(axis=1))
+        Rk[act] = Ra
+        X[act] = Xa
+        Q[act] = Xa[:, None] * Ra
+    return X, Rk
+
+
+def _simple_product_form(net: ClosedNetwork) -> bool:
+    """Product form as ``compile_network`` decides it: no priorities, no FCFS variability,
+    FCFS classes sharing a service time."""
+    if net.has_priorities:
+        return False
+    fcfs = [k for k, (kd, dis) in enumerate(zip(net.kinds, net.disciplines))
+            if kd == "queue" and dis == "fcfs"]
+    if not fcfs:
+        return True
+    if (net.cs2[fcfs] != 1.0).any():
+        return False
+    V, S = net.visit_matrix, net.service_times
+    for k in fcfs:
+        s = S[V[:, k] > 0, k]
+        if s.size and not np.allclose(s, s[0], rtol=1e-12, atol=0.0):
+            return False
+    return True
+
+
+def _exact_li(net: ClosedNetwork, max_states: int) -> MVAResult:
+    """Several chains, queue and delay stations, product form: no compile step."""
+    N = net.populations.astype(np.int64)
+    total = lattice_size(N)
+    _refuse_lattice(N, total, max_states)
+    D = net.demands
+    C, K = D.shape
+    R = N.size
+    ch = net.chains
+    Dr = D if R == C and (ch == np.arange(C)).all() else net.chain_demands
+    Z = np.asarray(net.think_times, dtype=float)
+    isq = np.fromiter((k == "queue" for k in net.kinds), dtype=float, count=K)
+    nb = _compiled_wanted(_work(int(N.sum()), R, total, K * R))
+    if nb is not None:
+        X, phi = nb.li_kernel(Dr, Z, isq, N)
+    else:
+        pf = _PF.load_independent(Dr, Z, isq, N)
+        X, phi = _pf_reference(pf, _Lattice(N))
+    Rck = D * phi[ch]
+    Rck[N[ch] == 0] = 0.0
+    Xc = X[ch]
+    return MVAResult(throughput=Xc, response_time=Rck.sum(axis=1), residence_time=Rck,
+                     queue_length=Xc[:, None] * Rck, utilization=Xc[:, None] * D,
+                     chain_throughput=X, method="exact", converged=True, iterations=int(N.sum()),
+                     residual=0.0, station_names=net.station_names, class_names=net.class_names)
+
+
+def _complement_fits(cm: Compiled, max_states: int) -> bool:
+    L = int((cm.multi | cm.ld).sum())
+    return L <= _MAX_COMPLEMENT and lattice_size(cm.N) << L <= max_states
 
 
 # ----------------------------------------------------------------------
 # single class, queue and delay stations: a tight loop
 # ----------------------------------------------------------------------
-def _exact_single(cm: Compiled) -> MVAResult:
-    N = int(cm.N[0])
-    d = cm.D[0]
-    qmask = cm.queue & (d > 0)
+def _exact_single(net: ClosedNetwork) -> MVAResult:
+    """One class, queue and delay stations only (works on the network directly: no compile step)."""
+    N = int(net.populations[0])
+    d = net.demands[0]
+    kinds = net.kinds
+    queue = np.fromiter((k == "queue" for k in kinds), dtype=bool, count=len(kinds))
+    qmask = queue & (d > 0)
     Dq = d[qmask]
-    Zt = float(cm.Z[0] + d[cm.delay].sum())
+    Zt = float(net.think_times[0]) + float(d[~queue].sum())
     # FCFS residual-life coefficient: R = D (1 + Q + cterm * X(n-1) * D)
-    corr = cm.cterm[qmask] * Dq * Dq
+    cs2 = net.cs2[qmask]
+    corr = np.zeros(Dq.size)
+    if (cs2 != 1.0).any():
+        fcfs = np.array([s == "fcfs" for s in net.disciplines])[qmask]
+        corr = np.where(fcfs, (cs2 - 1.0) / 2.0, 0.0) * Dq * Dq
     Kq = Dq.size
     X = 0.0
     if Kq == 0:
         X = N / Zt
         Rq = Dq
+    elif (nb := _compiled_wanted(N * (Kq + 4))) is not None:
+        X, Rq = nb.single_kernel(Dq, Zt, corr, N)
     elif not corr.any() and Kq <= _SMALL_K:
         dl = Dq.tolist()
         Ql = [0.0] * Kq
@@ -194,9 +458,226 @@ def _exact_single(cm: Compiled) -> MVAResult:
                 Rq[kmax] = n / X - Zt - (Rq.sum() - Rq[kmax])
             np.multiply(Rq, X, out=Q)
     Rck = d.copy()[None, :]
-    Rck[0, cm.queue] = 0.0
-    Rck[0, np.nonzero(qmask)[0]] = Rq
-    return make_result(cm, np.array([X]), Rck, method="exact", iterations=N)
+    Rck[0, queue] = 0.0
+    Rck[0, qmask] = Rq
+    Xa = np.array([X])
+    return MVAResult(throughput=Xa, response_time=Rck.sum(axis=1), residence_time=Rck,
+                     queue_length=X * Rck, utilization=X * d[None, :], chain_throughput=Xa.copy(),
+                     method="exact", converged=True, iterations=N, residual=0.0,
+                     station_names=net.station_names, class_names=net.class_names)
+
+
+# ----------------------------------------------------------------------
+# the population lattice, level by level (shared by the NumPy and compiled paths)
+# ----------------------------------------------------------------------
+class _Lattice:
+    """Population vectors ``0 <= n <= N`` grouped by level ``|n|``.
+
+    ``nvec`` (T, R) are the vectors in mixed-radix order (last chain fastest),
+    ``order[starts[l]:starts[l+1]]`` the indices of level ``l`` and ``pos`` the
+    position of each vector inside its level; the vector ``n - e_r`` has
+    index ``i - strides[r]``.
+    """
+
+    def __init__(self, N: np.ndarray) -> None:
+        R = N.size
+        self.total = lattice_size(N)
+        radix = N + 1
+        strides = np.ones(R, dtype=np.int64)
+        for r in range(R - 2, -1, -1):
+            strides[r] = strides[r + 1] * radix[r + 1]
+        self.strides = strides
+        self.nvec = np.indices(tuple(radix.tolist()), dtype=np.int64).reshape(R, -1).T.copy()
+        level = self.nvec.sum(axis=1)
+        self.Ntot = int(N.sum())
+        self.order = np.argsort(level, kind="stable").astype(np.int64)
+        counts = np.bincount(level, minlength=self.Ntot + 1)
+        self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.pos = np.empty(self.total, dtype=np.int64)
+        self.pos[self.order] = np.arange(self.total) - self.starts[level[self.order]]
+        self.width = int(counts.max())
+
+
+def _refuse_lattice(N: np.ndarray, total: int, max_states: int, factor: int = 1) -> None:
+    if total * factor > max_states:
+        extra = (f" times 2**{factor.bit_length() - 1} complement networks = {total * factor}"
+                 if factor > 1 else "")
+        raise ValueError(
+            f"exact MVA would visit prod(N_r + 1) = {total} population vectors for populations "
+            f"{N.tolist()}{extra}; max_states is {max_states} (raise it, or use "
+            f"method='schweitzer' or 'linearizer')")
+
+
+# ----------------------------------------------------------------------
+# product form with multi-server / load-dependent stations: complement ratios
+# ----------------------------------------------------------------------
+class _PF:
+    """Chain-level arrays of a product-form network for the stabilised recursion.
+
+    ``L`` multi-server / load-dependent stations ``ldk``; subset ``a`` (a
+    bitmask over them) is the network without those stations, ``Da[a]`` its
+    chain demands.  ``sup[a, i] = a | 2**i``.  Per LD station ``i``:
+    ``J[i]`` probabilities ``p(0..J-1)`` are kept (``m`` for multi, ``N+1``
+    for ld), ``c1[i]`` multiplies ``1 + Q`` in the residence factor
+    (``1/m`` for multi, 0 for ld), ``wres[i, j]`` multiplies ``p(j)``
+    (``(m-1-j)/m`` for multi; ``(j+1)/alpha(j+1)`` for ld) and
+    ``inv_alpha[i, j] = 1/alpha(j)``.  ``dead[a, r]``: chain ``r`` has neither
+    think time nor a station left in subset ``a`` (``G_a(n) = 0`` when
+    ``n_r > 0``).
+    """
+
+    @classmethod
+    def load_independent(cls, Dr: np.ndarray, Z: np.ndarray, isq: np.ndarray,
+                         N: np.ndarray) -> "_PF":
+        """Queue (``isq`` 1) and delay (0) stations only: no complement networks."""
+        pf = cls.__new__(cls)
+        R, K = Dr.shape
+        pf.N, pf.Dr, pf.Z = N, Dr, Z
+        pf.kind = isq.astype(np.int64)
+        pf.ldk = np.zeros(0, dtype=np.int64)
+        pf.L, pf.A = 0, 1
+        pf.Da = Dr[None].copy()
+        pf.sup = np.zeros((1, 1), dtype=np.int64)
+        pf.dead = (Z[None, :] == 0.0) & (Dr.sum(axis=1)[None, :] == 0.0)
+        pf.J = np.ones(1, dtype=np.int64)
+        pf.Jmax = 1
+        pf.c1 = np.zeros(1)
+        pf.wres = np.zeros((1, 1))
+        pf.inv_alpha = np.zeros((1, 1))
+        return pf
+
+    def __init__(self, cm: Compiled) -> None:
+        R, K = cm.R, cm.K
+        self.N = cm.N.astype(np.int64)
+        Ntot = int(self.N.sum())
+        self.Dr = np.ascontiguousarray(cm.E @ cm.D)
+        self.Z = np.asarray(cm.Z, dtype=float)
+        self.kind = np.zeros(K, dtype=np.int64)            # 0 delay, 1 queue, 2 LD
+        self.kind[cm.queue] = 1
+        self.ldk = np.nonzero(cm.multi | cm.ld)[0].astype(np.int64)
+        self.kind[self.ldk] = 2
+        L = self.L = self.ldk.size
+        A = self.A = 1 << L
+        self.Da = np.broadcast_to(self.Dr, (A, R, K)).copy()
+        self.sup = np.empty((A, max(L, 1)), dtype=np.int64)
+        for a in range(A):
+            for i in range(L):
+                if a >> i & 1:
+                    self.Da[a, :, self.ldk[i]] = 0.0
+                self.sup[a, i] = a | (1 << i)
+        self.dead = (self.Z[None, :] == 0.0) & (self.Da.sum(axis=2) == 0.0)
+        J = np.ones(max(L, 1), dtype=np.int64)
+        for i, k in enumerate(self.ldk):
+            J[i] = int(cm.m[k]) if cm.multi[k] else Ntot + 1
+        self.J = J
+        Jmax = self.Jmax = int(J.max())
+        self.c1 = np.zeros(max(L, 1))
+        self.wres = np.zeros((max(L, 1), Jmax))
+        self.inv_alpha = np.zeros((max(L, 1), Jmax))
+        for i, k in enumerate(self.ldk):
+            j = np.arange(Jmax)
+            if cm.multi[k]:
+                m = float(cm.m[k])
+                self.c1[i] = 1.0 / m
+                self.wres[i] = np.where(j <= m - 2, (m - 1 - j) / m, 0.0)
+                self.inv_alpha[i] = np.where((j >= 1) & (j < m), 1.0 / np.maximum(j, 1), 0.0)
+            else:
+                rates = np.asarray(cm.net.rates[k], dtype=float)
+                alpha = np.empty(Jmax)                      # alpha[j-1] = alpha(j)
+                n = min(rates.size, Jmax)
+                alpha[:n] = rates[:n]
+                alpha[n:] = rates[-1]
+                self.wres[i, :Jmax - 1] = np.arange(1, Jmax) / alpha[:Jmax - 1]
+                self.inv_alpha[i, 1:] = 1.0 / alpha[:Jmax - 1]
+
+
+def _exact_pf(cm: Compiled, max_states: int) -> MVAResult:
+    """Product-form lattice recursion with ``p_k(0|n)`` from complement networks."""
+    N = cm.N.astype(np.int64)
+    total = lattice_size(N)
+    L = int((cm.multi | cm.ld).sum())
+    _refuse_lattice(N, total, max_states, 1 << L)
+    pf = _PF(cm)
+    nb = _compiled_wanted(_work(int(N.sum()), cm.R, total,
+                                pf.A * cm.R * (cm.K + pf.L * min(pf.Jmax, int(N.sum()) + 1))))
+    if nb is not None:
+        X, phi = nb.pf_kernel(pf)
+    else:
+        X, phi = _pf_reference(pf, _Lattice(N))
+    Rck = cm.D * phi[cm.ch]
+    Rck[cm.N[cm.ch] == 0] = 0.0
+    return make_result(cm, X, Rck, method="exact", iterations=int(N.sum()))
+
+
+@np.errstate(divide="ignore", invalid="ignore", over="ignore")
+def _pf_reference(pf: _PF, lat: _Lattice) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy reference of the stabilised product-form recursion.
+
+    Returns chain throughputs ``X`` (R,) and residence factors ``phi`` (R, K)
+    at the full population (``R_ck = D_ck phi_{r(c) k}``).
+    """
+    A, L, Jmax = pf.A, pf.L, pf.Jmax
+    R, K = pf.Dr.shape
+    qk = pf.kind == 1
+    ldk = pf.ldk
+    Q = np.zeros((A, 1, K))
+    P = np.zeros((A, 1, max(L, 1), Jmax))
+    P[..., 0] = 1.0
+    X_final = np.zeros(R)
+    phi_final = np.zeros((R, K))
+    bits = ((np.arange(A)[:, None] >> np.arange(max(L, 1))[None, :]) & 1).astype(bool)
+    bits[:, L:] = True
+    for lv in range(1, lat.Ntot + 1):
+        idx = lat.order[lat.starts[lv]:lat.starts[lv + 1]]
+        nv = lat.nvec[idx]
+        B = idx.size
+        Qn = np.zeros((A, B, K))
+        Pn = np.zeros((A, B, max(L, 1), Jmax))
+        Xall = np.zeros((A, B, R))
+        cyc = np.zeros((A, B, R))
+        for r in range(R):
+            sel = np.nonzero(nv[:, r] > 0)[0]
+            if sel.size == 0:
+                continue
+            pp = lat.pos[idx[sel] - lat.strides[r]]
+            Qs = Q[:, pp]
+            phi = np.ones((A, sel.size, K))
+            phi[..., qk] = 1.0 + Qs[..., qk]
+            if L:
+                Ps = P[:, pp]
+                phi[..., ldk] = (pf.c1[:L] * (1.0 + Qs[..., ldk])
+                                 + (Ps * pf.wres).sum(axis=-1)[..., :L])
+            Rk = pf.Da[:, r][:, None, :] * phi
+            c = pf.Z[r] + Rk.sum(axis=-1)
+            Xr = nv[sel, r] / c
+            cyc[:, sel, r] = c
+            Xall[:, sel, r] = Xr
+            Qn[:, sel] += Xr[..., None] * Rk
+            if L:
+                flow = Xr[..., None] * pf.Da[:, r][:, None, ldk]      # (A, Bs, L)
+                Pn[:, sel, :L, 1:] += flow[..., None] * Ps[..., :L, :-1]
+            if lv == lat.Ntot:
+                X_final[r] = Xr[0, 0]
+                phi_final[r] = phi[0, 0]
+        if L:
+            Pn[..., 1:] *= pf.inv_alpha[:, 1:]
+            # p_k(0|n) = p_k(0|n - e_r) X_r(n) / X_r^{-k}(n), r the first chain with n_r > 0
+            r0 = np.argmax(nv > 0, axis=1)
+            pp0 = lat.pos[idx - lat.strides[r0]]
+            b = np.arange(B)
+            X0 = Xall[:, b, r0]                                      # (A, B)
+            c0 = cyc[:, b, r0]                                       # (A, B)
+            sup = pf.sup[:, :L]                                      # (A, L)
+            dead_any = np.zeros((A, B), dtype=bool)
+            for r in range(R):
+                dead_any |= pf.dead[:, r][:, None] & (nv[:, r] > 0)[None, :]
+            ratio = X0[:, None, :] * c0[sup] / nv[b, r0]             # (A, L, B)
+            ratio = np.where(dead_any[sup], 0.0, ratio)
+            p0 = P[:, pp0][:, :, :L, 0] * np.transpose(ratio, (0, 2, 1))   # (A, B, L)
+            p0 = np.where(bits[:, None, :L], 1.0, p0)
+            Pn[:, :, :L, 0] = p0
+        Q, P = Qn, Pn
+    return X_final, phi_final
 
 
 # ----------------------------------------------------------------------
@@ -266,6 +747,7 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
     R_final = np.zeros((C, K))
     chain_D = cm.E @ D                                                    # (R, K)
 
+    low = 1.0
     for lv in range(1, Ntot + 1):
         idx = order[starts[lv]:starts[lv + 1]]
         nv = nvec[idx]
@@ -343,12 +825,33 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
         if Km:
             pm = pm_acc * inv_alpha
             busy_all = (Utot - (pm * jw).sum(axis=-1)) / mk
-            pm[:, :, 0] = np.maximum(1.0 - pm[:, :, 1:].sum(axis=-1) - busy_all, 0.0)
+            p0 = 1.0 - pm[:, :, 1:].sum(axis=-1) - busy_all
+            low = min(low, float(p0.min()))
+            pm[:, :, 0] = np.maximum(p0, 0.0)
         if Kl:
             pl = pl_acc
             pl[:, :, 1:] /= A[:, :lv]
-            pl[:, :, 0] = np.maximum(1.0 - pl[:, :, 1:].sum(axis=-1), 0.0)
+            p0 = 1.0 - pl[:, :, 1:].sum(axis=-1)
+            low = min(low, float(p0.min()))
+            pl[:, :, 0] = np.maximum(p0, 0.0)
+    if low < P0_FLOOR:
+        _warn_precision(cm, low)
     return make_result(cm, X_final, R_final, method="exact", iterations=Ntot)
+
+
+def _warn_precision(cm: Compiled, low: float) -> None:
+    import warnings
+
+    from .errors import PrecisionWarning
+    why = ("priorities or FCFS variability make the network non-product-form"
+           if not cm.simple else
+           f"more than {_MAX_COMPLEMENT} multi-server / load-dependent stations, or the "
+           f"complement networks exceed max_states")
+    warnings.warn(
+        f"exact MVA computed an idle probability p(0) = {low:.3g} < {P0_FLOOR:g} by subtraction "
+        f"at a multi-server or load-dependent station ({why}, so the stable complement "
+        f"recursion does not apply): the result may have lost precision", PrecisionWarning,
+        stacklevel=4)
 
 
 def _check_free(free: np.ndarray, Dq: np.ndarray, cm: Compiled, cls: np.ndarray,
