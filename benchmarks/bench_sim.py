@@ -35,6 +35,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import subprocess
@@ -286,15 +287,41 @@ def minimal_lopc(cycles: int, warmup: int, seed: int) -> tuple[float, float]:
     return total / (done - warmup), time.perf_counter() - t0
 
 
-def ours_lopc(cycles: int, warmup: int, seed: int) -> tuple[float, float, float, int]:
+def ours_lopc(cycles: int, warmup: int, seed: int, engine: str) -> tuple[float, float, float, int]:
+    """Return (R, half-width, wall seconds, events) of :func:`validation.simulate`."""
     from models.lopc import LoPCParams
     from validation import simulate
-    simulate(LoPCParams(P=P, W=W, o=O, L=L), cycles=100, seed=0, progress=False)  # imports
     t0 = time.perf_counter()
     r = simulate(LoPCParams(P=P, W=W, o=O, L=L), cycles=cycles, warmup=warmup, seed=seed,
-                 progress=False)
+                 progress=False, engine=engine)
     wall = time.perf_counter() - t0
     return r.cycle_time.mean, r.cycle_time.half_width, wall, r.events
+
+
+_COLD = r"""
+import sys, time
+sys.path.insert(0, {root!r})
+t0 = time.perf_counter()
+from models.lopc import LoPCParams
+from validation import simulate
+import numba
+t1 = time.perf_counter()
+p = LoPCParams(P={P}, W={W}, o={O}, L={L})
+simulate(p, cycles={cycles}, warmup={warmup}, seed=1, progress=False, engine="compiled")
+t2 = time.perf_counter()
+simulate(p, cycles={cycles}, warmup={warmup}, seed=1, progress=False, engine="compiled")
+t3 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2)
+"""
+
+
+def cold_compiled(cycles: int, warmup: int) -> tuple[float, float, float]:
+    """(import, first call, second call) seconds of the compiled engine in a fresh process."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    code = _COLD.format(root=root, P=P, W=W, O=O, L=L, cycles=cycles, warmup=warmup)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=root).stdout.split()
+    return float(out[0]), float(out[1]), float(out[2])
 
 
 # --------------------------------------------------------------------------
@@ -351,7 +378,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="10x smaller runs")
     ap.add_argument("--records", type=int, default=None, help="trace records (default 10^7)")
     ap.add_argument("--keep-trace", action="store_true")
-    ap.add_argument("--repeat", type=int, default=1,
+    ap.add_argument("--repeat", type=int, default=2,
                     help="run both simulators this many times, alternately, and keep each "
                          "one's best time (the machine may be shared)")
     ap.add_argument("--no-memory", action="store_true", help="skip the trace-streaming part")
@@ -368,31 +395,57 @@ def main() -> None:
         have_simpy = True
     except ImportError:
         have_simpy = False
-    wall = wall_s = wall_m = float("inf")
+    from validation.sim.engine import numba_available
+    have_numba = numba_available()
+
+    # cold: a fresh process (imports, numba's cache, first call, second call)
+    if have_numba:
+        imp, first, second = cold_compiled(cycles, warmup)
+    # warm: best of --repeat runs of each, alternately, in this process
+    best: dict[str, float] = {}
+    first_in_run: dict[str, float] = {}
+    result: dict[str, tuple[float, float]] = {}
+    names = (["compiled"] if have_numba else []) + ["python"] + \
+        (["simpy idiomatic", "simpy per-message"] if have_simpy else []) + ["minimal loop"]
+    events = 0
     for _ in range(max(1, args.repeat)):
-        R, hw, w1, events = ours_lopc(cycles, warmup, seed=1)
-        wall = min(wall, w1)
-        if have_simpy:
-            Rs, w2 = simpy_lopc(cycles, warmup, seed=1)
-            wall_s = min(wall_s, w2)
-        Rm, w3 = minimal_lopc(cycles, warmup, seed=1)
-        wall_m = min(wall_m, w3)
-    ours_rate = total / wall
-    print(f"  Python {sys.version.split()[0]}")
-    print(f"  validation.simulate : R = {R:8.1f} +- {hw:.1f}  {wall:6.2f} s  "
-          f"{ours_rate:10,.0f} cycles/s  ({events / wall:,.0f} events/s)")
-    if not have_simpy:
-        print("  simpy not installed (pip install simpy): no baseline")
-    else:
-        simpy_rate = total / wall_s
-        print(f"  SimPy {__import__('simpy').__version__:<13} : R = {Rs:8.1f}          {wall_s:6.2f} s  "
-              f"{simpy_rate:10,.0f} cycles/s")
-        print(f"  speed-up over SimPy : {ours_rate / simpy_rate:.1f}x (target >= 10x)")
-    minimal_rate = total / wall_m
-    print(f"  minimal heapq loop  : R = {Rm:8.1f}          {wall_m:6.2f} s  "
-          f"{minimal_rate:10,.0f} cycles/s  (ours runs at {ours_rate / minimal_rate:.0%} of it)")
-    print(f"  reference R = 1406 (four simulators: 1404.7-1407.6); "
-          f"ours is {100 * (R / 1406 - 1):+.2f}%")
+        for name in names:
+            if name in ("compiled", "python"):
+                R, hw, wall, events = ours_lopc(cycles, warmup, 1, name)
+            elif name == "simpy idiomatic":
+                (R, wall), hw = simpy_idiomatic_lopc(cycles, warmup, 1), float("nan")
+            elif name == "simpy per-message":
+                (R, wall), hw = simpy_lopc(cycles, warmup, 1), float("nan")
+            else:
+                (R, wall), hw = minimal_lopc(cycles, warmup, 1), float("nan")
+            first_in_run.setdefault(name, wall)
+            best[name] = min(best.get(name, float("inf")), wall)
+            result[name] = (R, hw)
+    print(f"  Python {sys.version.split()[0]}; simpy "
+          f"{__import__('simpy').__version__ if have_simpy else 'not installed'}; numba "
+          f"{__import__('numba').__version__ if have_numba else 'not installed'}")
+    print(f"  {'':24s} {'R':>8s} {'first (s)':>10s} {'best (s)':>9s} {'cycles/s':>11s}")
+    for name in names:
+        R, hw = result[name]
+        label = {"compiled": "simulate (compiled)", "python": "simulate (python)"}.get(name, name)
+        ci = f" +- {hw:.1f}" if math.isfinite(hw) else ""
+        print(f"  {label:24s} {R:8.1f} {first_in_run[name]:10.3f} {best[name]:9.3f} "
+              f"{total / best[name]:11,.0f}{ci}")
+    print("  ratios (warm, best of each):")
+    ref = "compiled" if have_numba else "python"
+    for name in names:
+        if name != ref:
+            print(f"    {ref} / {name:18s}: {best[name] / best[ref]:6.1f}x")
+    if have_numba and have_simpy:
+        r = best["simpy idiomatic"] / best["compiled"]
+        print(f"  target: compiled >= 25x the idiomatic SimPy model -> {r:.1f}x "
+              f"({'met' if r >= 25 else 'NOT met'})")
+    if have_numba:
+        print(f"  cold (fresh process): imports {imp:.3f} s (numba among them), first call "
+              f"{first:.3f} s, second {second:.3f} s: first / second = {first / second:.2f} "
+              f"(target <= 2: {'met' if first <= 2 * second else 'NOT met'}); with the imports "
+              f"{(imp + first) / second:.2f}")
+    print(f"  events per run: {events:,}; reference R = 1406 (four simulators: 1404.7-1407.6)")
     if not args.no_memory:
         print()
         memory(records, args.keep_trace)

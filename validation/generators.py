@@ -169,8 +169,8 @@ def stream_rng(seed: int | None, *key: int) -> random.Random:
     return random.Random(int.from_bytes(state.tobytes(), "little"))
 
 
-#: requests built per batch by :func:`thread_records` (the samplers' block size)
-_CHUNK = 256
+#: requests per block of :func:`thread_columns` (the samplers' block size)
+_CHUNK = 1024
 
 #: key codes of :class:`Columns` (``k<i>`` is code ``i >= 0``)
 KEY_NONE, KEY_NOSYNC, KEY_SEQUENTIAL = -1, -2, -3
@@ -215,7 +215,7 @@ def _pick(u: Any, n: int, cum: Any) -> Any:
 
 def thread_columns(workload: Workload, machine: Machine, thread: int, rng: random.Random,
                    requests: int | None = None) -> Iterator[Columns]:
-    """The requests of one thread in blocks of NumPy columns (at most 256 requests each).
+    """The requests of one thread in blocks of NumPy columns (at most 1024 requests each).
 
     :func:`thread_records` builds its records from these blocks, and the
     compiled simulator reads them directly, so both see the same values.

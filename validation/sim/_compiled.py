@@ -1,6 +1,7 @@
 """The compiled event loop and hardware (numba), a line-by-line port of :mod:`.hardware`.
 
-Everything here works on one :class:`State` -- a named tuple of NumPy arrays
+Everything here works on one state -- two flat arrays ``I`` (int64) and
+``F`` (float64) holding every field at an offset (see ``FIELDS`` below),
 built and refilled by :mod:`validation.sim.engine` -- and mirrors the
 reference simulator function by function (``start``, ``handler_done``,
 ``begin`` ... keep their names), creating events in the same order so that
@@ -27,7 +28,18 @@ Functions that create one event return it as ``(time, seq, code)``, with
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit as _njit
+
+
+def njit(**kw):
+    """``numba.njit(cache=True)``; without a writable cache directory, compile in memory."""
+    def deco(fn):
+        try:
+            return _njit(**kw)(fn)
+        except RuntimeError:            # numba: no locator available for the cache
+            kw.pop("cache", None)
+            return _njit(**kw)(fn)
+    return deco
 
 __all__ = ["run", "FIELDS", "FLOAT_FIELDS", "HEADER"]
 

@@ -106,29 +106,42 @@ class WorkloadFeeder:
     def __init__(self, columns: Iterator[Columns], *, one_way: bool = False) -> None:
         self._next = columns.__next__
         self._one_way = one_way
+        self._block: Columns | None = None
+        self._at = 0                          # requests of the current block already written
 
     def fill(self, a: dict[str, Any], x: int, at: int, room: int,
              inif: Callable[[Any], Any] | None) -> tuple[int, int, bool]:
-        """Write whole blocks into thread ``x``'s buffer from ``at``; ``(records, blocking, eof)``."""
+        """Write up to ``room`` records into thread ``x``'s buffer from ``at``.
+
+        Returns ``(records, blocking records, eof)``.
+        """
         k = 0
-        while room - k >= 2 * _BLOCK:
-            try:
-                c = self._next()
-            except StopIteration:
-                return k, k, True
-            n = len(c.burst)
+        while room - k >= 2:
+            c = self._block
+            if c is None:
+                try:
+                    c = self._block = self._next()
+                except StopIteration:
+                    return k, k // 2 if self._one_way else k, True
+                self._at = 0
+            j = self._at
+            n = min(len(c.burst) - j, (room - k) // 2)
             lo, hi = at + k, at + k + 2 * n
+            src = slice(j, j + n)
             a["r_kind"][x, lo:hi:2] = 0
             a["r_kind"][x, lo + 1:hi:2] = 1
-            a["r_cyc"][x, lo:hi:2] = c.burst
-            a["r_dest"][x, lo + 1:hi:2] = c.dest
-            a["r_size"][x, lo + 1:hi:2] = c.size
-            a["r_req"][x, lo + 1:hi:2] = c.req
-            a["r_reply"][x, lo + 1:hi:2] = np.nan if c.reply is None else c.reply
-            a["r_key"][x, lo + 1:hi:2] = -1 if c.key is None else c.key
+            a["r_cyc"][x, lo:hi:2] = c.burst[src]
+            a["r_dest"][x, lo + 1:hi:2] = c.dest[src]
+            a["r_size"][x, lo + 1:hi:2] = c.size[src]
+            a["r_req"][x, lo + 1:hi:2] = c.req[src]
+            a["r_reply"][x, lo + 1:hi:2] = np.nan if c.reply is None else c.reply[src]
+            a["r_key"][x, lo + 1:hi:2] = -1 if c.key is None else c.key[src]
             if inif is not None:
-                a["r_inif"][x, lo + 1:hi:2] = inif(c.size)
+                a["r_inif"][x, lo + 1:hi:2] = inif(c.size[src])
             k += 2 * n
+            self._at = j + n
+            if self._at == len(c.burst):
+                self._block = None
         # every compute record blocks, and every request with a reply
         return k, k // 2 if self._one_way else k, False
 
@@ -256,7 +269,7 @@ class _Sim:
         max_limit = max(s.max_acting for s in M.nodes)
         self.stream_low = 64 + 8 * max_limit
         self.scap = max(16 * _BLOCK, -(-4 * self.stream_low // _BLOCK) * _BLOCK)
-        self.B = int(max(4 * _BLOCK, min(8 * _BLOCK, (1 << 20) // T)))   # records per thread
+        self.B = int(max(4 * _BLOCK, min(16 * _BLOCK, (1 << 20) // T)))   # records per thread
         self.pool_low = 2 * self.B + 2 * T + 64
         pool = 2 * self.pool_low + T
         maxp = max(max(s.compute for s in M.nodes), 1)
