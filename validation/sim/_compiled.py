@@ -111,8 +111,19 @@ FLOAT_FIELDS = frozenset((
 # ``x`` with row width ``w`` has element ``[i, j]`` at ``offset + i * w + j``.
 # (Two arrays keep calls cheap: numba passes an array as a few words, where
 # a tuple of ninety arrays costs hundreds per call.)
-for _i, _f in enumerate(FIELDS):
-    globals()["O_" + _f.upper()] = _i
+# O_<FIELD>: the header slot of each field, in the order of FIELDS
+(O_IV, O_FV, O_CFG, O_FCFG, O_MARKS, O_HT, O_HS, O_HC, O_ND_CLUSTER, O_ND_DEDICATED,
+ O_ND_LIMIT, O_ND_PDQ, O_ND_NACTING, O_ND_QHEAD, O_ND_QTAIL, O_ND_QLEN, O_ND_IDLE, O_ND_NIDLE,
+ O_ND_PROCS, O_ND_NPROCS, O_ND_RR, O_ND_SEQRUN, O_ND_PDQWAIT, O_ND_HWORK, O_ND_PHDEP,
+ O_ND_PHRES, O_ND_STREAM, O_ND_DIRECTOUT, O_ND_PDQROW, O_PQ, O_PQ_N, O_KEY_ON, O_KEY_HEAD,
+ O_KEY_TAIL, O_P_NODE, O_P_STATE, O_P_ACTING, O_P_HEND, O_P_COMP_START, O_P_COMP_END, O_P_WORK,
+ O_P_DEP, O_P_RES, O_P_CYC_START, O_R_KIND, O_R_CYC, O_R_DEST, O_R_SIZE, O_R_REQ, O_R_REPLY,
+ O_R_KEY, O_R_INIF, O_R_POS, O_R_LEN, O_R_EOF, O_R_NBLOCK, O_M_THREAD, O_M_SRC, O_M_DST,
+ O_M_REQ, O_M_REPLY, O_M_KEY, O_M_SIZE, O_M_PHASE, O_M_ARR, O_M_PROC, O_M_ISSUE, O_M_TO,
+ O_M_HOP, O_M_STATION, O_M_COST, O_M_NEXT, O_M_PSEQ, O_M_INIF, O_ST_KIND, O_ST_CONST, O_ST_BUF,
+ O_ST_POS, O_ST_LEN, O_R_N, O_R_BUSY, O_R_AREA, O_R_BAREA, O_R_LAST, O_R_DEP, O_R_RES,
+ O_R_ARRSUM, O_INI_SERVERS, O_INI_BUSY, O_INI_HEAD, O_INI_TAIL, O_RR_OUT, O_RR_IN) = range(93)
+assert len(FIELDS) == 93
 W_MAXP, W_3, W_5, W_POOL, W_NK, W_SCAP, W_B = range(len(FIELDS), len(FIELDS) + 7)
 #: length of the header of ``I``
 HEADER = len(FIELDS) + 7

@@ -40,7 +40,7 @@ import numpy as np
 
 from mva.errors import SaturationError
 
-from ..generators import Columns, key_name, stream_rng
+from ..generators import Columns, stream_rng
 from ..traces import NOSYNC, SEQUENTIAL
 from .hardware import RawRun, ResourceInfo, Snapshot
 from .machine import Machine
@@ -168,7 +168,11 @@ class RecordFeeder:
             if r.__class__ is float or r[1] == "compute":
                 kind.append(0)
                 cyc.append(r if r.__class__ is float else r[2])
-                dest.append(0), size.append(0), req.append(0.0), reply.append(nan), key.append(-1)
+                dest.append(0)
+                size.append(0)
+                req.append(0.0)
+                reply.append(nan)
+                key.append(-1)
             else:
                 kind.append(1)
                 cyc.append(0.0)
@@ -247,8 +251,10 @@ class _Sim:
         n_st = (M.n_clusters if shared else M.n_clusters * K) if clustered else 0
 
         # streams, created in the reference's order: latency, intra, per node, INI
+        # (each stream has its own generator, so only the order within a node matters)
         streams = [_stream(M.latency, stream_rng(seed, 1, 0)),
-                   _stream(M.intra_latency, stream_rng(seed, 1, 1)), None]
+                   _stream(M.intra_latency, stream_rng(seed, 1, 1)),
+                   _stream(M.ini_cost, stream_rng(seed, 3, 0))]
         nd_stream = np.full((N, 5), -1, np.int64)
         for n, spec in enumerate(M.nodes):
             rng = stream_rng(seed, 2, n)
@@ -263,10 +269,9 @@ class _Sim:
             if d is not None and not (d.family == "deterministic" and d.mean == 0.0):
                 nd_stream[n, 4] = len(streams)
                 streams.append(_stream(d, rng))
-        streams[2] = _stream(M.ini_cost, stream_rng(seed, 3, 0))
         self.st_fns = [s[2] for s in streams]
 
-        max_limit = max(s.max_acting for s in M.nodes)
+        max_limit = max(int(s.max_acting or 1) for s in M.nodes)
         self.stream_low = 64 + 8 * max_limit
         self.scap = max(16 * _BLOCK, -(-4 * self.stream_low // _BLOCK) * _BLOCK)
         self.B = int(max(4 * _BLOCK, min(16 * _BLOCK, (1 << 20) // T)))   # records per thread
@@ -551,7 +556,7 @@ class _Sim:
         phdep = a["nd_phdep"].tolist()
         phres = a["nd_phres"].tolist()
         hwork = a["nd_hwork"].tolist()
-        procs = [[] for _ in range(N)]
+        procs: list[list[int]] = [[] for _ in range(N)]
         for x, n in enumerate(a["p_node"].tolist()):
             procs[n].append(x)
         p_state, p_work = a["p_state"].tolist(), a["p_work"].tolist()
