@@ -212,3 +212,53 @@ __all__ += ["PARAMETER_CLASSES", "parameter_class", "valid_values", "invalid_val
 # --------------------------------------------------------------------------
 # validation
 # --------------------------------------------------------------------------
+
+
+@st.composite
+def sim_machines(draw, *, max_nodes: int = 4):
+    """A small random simulator ``(Machine, Workload)``: any mix of multiplexed, dedicated and
+    PDQ nodes, overheads, send handlers, delays, latency distributions and keys."""
+    from validation.generators import Workload
+    from validation.sim.dists import Dist
+    from validation.sim.machine import Machine, NodeSpec
+
+    def dist(mean_max: float, zero: bool = True):
+        fam = draw(st.sampled_from(["deterministic", "exponential", "erlang", "hyperexponential"]))
+        mean = draw(st.floats(0.0 if zero else 1.0, mean_max))
+        if fam == "erlang":
+            return Dist(family="erlang", mean=mean, k=draw(st.integers(2, 4)))
+        if fam == "hyperexponential":
+            return Dist(family="hyperexponential", mean=mean, cs2=draw(st.floats(1.5, 6.0)))
+        return Dist(family=fam, mean=mean)
+
+    n = draw(st.integers(2, max_nodes))
+    nodes = []
+    for i in range(n):
+        protocol = draw(st.integers(0, 2))
+        compute = draw(st.integers(1 if protocol == 0 or i == 0 else 0, 3))
+        multiplexed = protocol == 0
+        nodes.append(NodeSpec(
+            compute=compute, protocol=protocol,
+            dispatch=draw(st.sampled_from(["fifo", "pdq"])),
+            interrupt=dist(50.0) if multiplexed else 0.0,
+            direct=dist(20.0) if multiplexed and draw(st.booleans()) else 0.0,
+            indirect=dist(20.0) if multiplexed and draw(st.booleans()) else 0.0,
+            send=dist(30.0) if draw(st.booleans()) else None,
+            extra_delay=dist(40.0) if draw(st.booleans()) else 0.0))
+    clustered = n % 2 == 0 and draw(st.booleans())
+    kw = {}
+    if clustered:
+        kw = dict(cluster_size=n // 2, inis=draw(st.integers(1, 2)),
+                  ini_dispatch=draw(st.sampled_from(["static", "round_robin", "shared"])),
+                  ini_cost=dist(40.0), intra_latency=dist(10.0))
+    m = Machine(nodes=tuple(nodes), latency=dist(60.0), **kw)
+    keyed = draw(st.booleans())
+    w = Workload(burst=dist(2000.0, zero=False), request_cost=dist(80.0),
+                 reply_cost=dist(80.0),
+                 keys=draw(st.integers(1, 4)) if keyed else None,
+                 p_sequential=draw(st.floats(0.0, 0.2)) if keyed else 0.0,
+                 p_nosync=draw(st.floats(0.0, 0.3)) if keyed else 0.0)
+    return m, w
+
+
+__all__ += ["sim_machines"]

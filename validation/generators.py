@@ -10,17 +10,16 @@ drives the simulator to a bit-for-bit identical result.
 
 Every thread draws from its own random stream, derived from the seed and the
 thread number with :class:`numpy.random.SeedSequence`; values are drawn in a
-fixed order (burst; then destination, size, request cost, reply cost, key).
+fixed order (see :func:`thread_columns`).
 """
 
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from mva._validate import check_choice, check_integer, check_nonnegative, check_probability
 
@@ -28,7 +27,8 @@ from .sim.dists import Dist, as_dist
 from .sim.machine import Machine
 from .traces import NOSYNC, SEQUENTIAL, Record
 
-__all__ = ["Workload", "Dist", "thread_records", "generate", "stream_rng", "DESTINATIONS"]
+__all__ = ["Workload", "Dist", "thread_records", "thread_columns", "Columns", "key_name",
+           "generate", "stream_rng", "DESTINATIONS", "KEY_NONE", "KEY_NOSYNC", "KEY_SEQUENTIAL"]
 
 #: destination patterns of :class:`Workload`
 DESTINATIONS = ("uniform", "zipf", "remote_cluster")
@@ -169,21 +169,112 @@ def stream_rng(seed: int | None, *key: int) -> random.Random:
     return random.Random(int.from_bytes(state.tobytes(), "little"))
 
 
-def _chooser(rnd: Callable[[], float], items: tuple[Any, ...],
-             cum: tuple[float, ...] | None) -> Callable[[], Any]:
-    n = len(items)
-    if n == 1:
-        only = items[0]
-        return lambda: only
+#: requests per block of :func:`thread_columns` (the samplers' block size)
+_CHUNK = 1024
+
+#: key codes of :class:`Columns` (``k<i>`` is code ``i >= 0``)
+KEY_NONE, KEY_NOSYNC, KEY_SEQUENTIAL = -1, -2, -3
+
+
+class Columns(NamedTuple):
+    """One block of a thread's requests as NumPy columns (see :func:`thread_columns`).
+
+    ``burst`` is the compute burst before each request; ``reply`` is ``None``
+    for one-way requests; ``key`` holds key codes (:data:`KEY_NONE`,
+    :data:`KEY_NOSYNC`, :data:`KEY_SEQUENTIAL`, or ``i`` for ``"k<i>"``).
+    """
+
+    burst: Any
+    dest: Any
+    size: Any
+    req: Any
+    reply: Any
+    key: Any
+
+
+def key_name(code: int) -> str | None:
+    """The key string of a key code of :class:`Columns`.
+
+    Examples
+    --------
+    >>> key_name(3), key_name(KEY_NOSYNC), key_name(KEY_NONE)
+    ('k3', 'nosync', None)
+    """
+    if code >= 0:
+        return f"k{code}"
+    return {KEY_NONE: None, KEY_NOSYNC: NOSYNC, KEY_SEQUENTIAL: SEQUENTIAL}[code]
+
+
+def _pick(u: Any, n: int, cum: Any) -> Any:
+    """Indices ``0 .. n-1`` from uniforms ``u``: uniform (``cum`` None) or by cumulative weights."""
+    import numpy as np
     if cum is None:
-        return lambda: items[int(rnd() * n)]
-    bis = bisect.bisect_right
-    last = n - 1
-    return lambda: items[min(bis(cum, rnd()), last)]
+        return (u * n).astype(np.int64)
+    return np.minimum(np.searchsorted(cum, u, side="right"), n - 1)
 
 
-#: requests built per batch by :func:`thread_records` (the samplers' block size)
-_CHUNK = 256
+def thread_columns(workload: Workload, machine: Machine, thread: int, rng: random.Random,
+                   requests: int | None = None) -> Iterator[Columns]:
+    """The requests of one thread in blocks of NumPy columns (at most 1024 requests each).
+
+    :func:`thread_records` builds its records from these blocks, and the
+    compiled simulator reads them directly, so both see the same values.
+
+    Notes
+    -----
+    Stream layout: the burst, size, request-cost and reply-cost
+    distributions each draw from their own NumPy generator, seeded in that
+    order from ``rng`` (see :meth:`Dist.arrays`; a constant seeds none); a
+    last generator seeded from ``rng`` draws, per block, the destinations'
+    uniforms and then (with keys) the key class and key uniforms.
+
+    Examples
+    --------
+    >>> from validation.sim.machine import Machine, NodeSpec
+    >>> m = Machine.homogeneous(3, NodeSpec(compute=1), latency=1)
+    >>> w = Workload(burst=Dist.exponential(10), request_cost=1, reply_cost=None)
+    >>> c = next(thread_columns(w, m, 0, stream_rng(1, 0, 0), requests=5))
+    >>> len(c.burst), sorted(set(c.dest.tolist())) <= [1, 2], c.reply is None
+    (5, True, True)
+    """
+    import numpy as np
+    node = machine.thread_nodes[thread]
+    burst = workload.burst.arrays(rng, chunk=_CHUNK)
+    dests, cum = workload.destinations(machine, node)
+    dest_arr = np.asarray(dests, dtype=np.int64)
+    cum_arr = None if cum is None else np.asarray(cum)
+    size_d = workload.size
+    size_c = int(size_d.mean) if size_d.family == "deterministic" else None
+    size = size_d.arrays(rng, chunk=_CHUNK)
+    req = workload.request_cost.arrays(rng, chunk=_CHUNK)
+    reply = workload.reply_cost.arrays(rng, chunk=_CHUNK) if workload.reply_cost is not None else None
+    g = np.random.default_rng(rng.getrandbits(64))
+    keyed = not (workload.keys is None and workload.p_sequential == 0.0 and workload.p_nosync == 0.0)
+    n_keys = workload.keys or 0
+    key_cum = None
+    if n_keys and workload.key_zipf > 0:
+        acc = np.cumsum(1.0 / np.arange(1, n_keys + 1) ** workload.key_zipf)
+        key_cum = acc / acc[-1]
+    ps, pn = workload.p_sequential, workload.p_nosync
+    left = None if requests is None else int(requests)
+    while left is None or left > 0:
+        n = _CHUNK if left is None else min(_CHUNK, left)
+        if left is not None:
+            left -= n
+        u = g.random(_CHUNK)
+        ds = dest_arr[_pick(u, len(dests), cum_arr)] if len(dests) > 1 else np.full(_CHUNK, dests[0])
+        ks = None
+        if keyed:
+            uc, uk = g.random(_CHUNK), g.random(_CHUNK)
+            pick = _pick(uk, n_keys, key_cum) if n_keys else np.full(_CHUNK, KEY_NONE)
+            ks = np.where(uc < ps, KEY_SEQUENTIAL, np.where(uc < ps + pn, KEY_NOSYNC, pick))
+        ss = np.full(_CHUNK, size_c, dtype=np.int64) if size_c is not None else \
+            np.round(size()).astype(np.int64)
+        c = Columns(burst=burst(), dest=ds, size=ss, req=req(), reply=reply() if reply else None,
+                    key=ks)
+        if n < _CHUNK:
+            c = Columns(*(None if v is None else v[:n] for v in c))
+        yield c
 
 
 def thread_records(workload: Workload, machine: Machine, thread: int, rng: random.Random,
@@ -214,56 +305,26 @@ def thread_records(workload: Workload, machine: Machine, thread: int, rng: rando
 
     Notes
     -----
-    Stream layout: the burst, size, request-cost and reply-cost
-    distributions each draw from their own NumPy generator, seeded in that
-    order from ``rng`` (see :meth:`Dist.sampler`; a constant seeds none);
-    the destination and then the key of each request are drawn from ``rng``
-    itself.  Records are built 256 requests at a time (one block of every
-    sampler), which gives exactly the values one-at-a-time drawing would,
-    and handed out by a C-level iterator.
+    The values are those of :func:`thread_columns` (see its stream layout),
+    handed out by a C-level iterator.
     """
-    node = machine.thread_nodes[thread]
-    rnd = rng.random
-    burst = workload.burst.blocks(rng, chunk=_CHUNK)
-    dests, cum = workload.destinations(machine, node)
-    dest = _chooser(rnd, dests, cum)
-    size_d = workload.size
-    size_c = int(size_d.mean) if size_d.family == "deterministic" else None
-    size = size_d.blocks(rng, chunk=_CHUNK)
-    req = workload.request_cost.blocks(rng, chunk=_CHUNK)
-    reply = workload.reply_cost.blocks(rng, chunk=_CHUNK) if workload.reply_cost is not None else None
-    key = _key_sampler(workload, rnd)
-    total = None if requests is None else int(requests)
-
-    n_dests = len(dests)
-    uniform = cum is None and n_dests > 1
+    import numpy as np
+    names = np.array([SEQUENTIAL, NOSYNC, None] + [f"k{i}" for i in range(workload.keys or 0)],
+                     dtype=object)
 
     def chunks() -> Iterator[list[Record]]:
-        left = total
         nones: list[Any] = [None] * _CHUNK  # an empty column, of any field
         ths = [thread] * _CHUNK
         computes = ["compute"] * _CHUNK
         requests_ = ["request"] * _CHUNK
         make = None if plain else functools.partial(_new, Record)
-        while left is None or left > 0:
-            n = _CHUNK if left is None else min(_CHUNK, left)
-            if left is not None:
-                left -= n
-            if key is not None:  # per request: destination, then key
-                pairs = [(dest(), key()) for _ in range(n)]
-                ds, ks = [d for d, _ in pairs], [k for _, k in pairs]
-            elif uniform:        # dest() inlined: the same draws
-                ds, ks = [dests[int(rnd() * n_dests)] for _ in range(n)], nones
-            else:
-                ds, ks = [dest() for _ in range(n)], nones
-            ss = [size_c] * n if size_c is not None else [int(round(v)) for v in size()]
-            ys = reply() if reply is not None else nones
-            # compute and request records alternately, built by C-level zips
-            # (every column has at least n items, ds exactly n)
-            bs = burst()
-            if n < _CHUNK:
-                bs = bs[:n]
-            reqs = zip(ths, requests_, nones, ds, ss, req(), ys, ks)
+        for c in thread_columns(workload, machine, thread, rng, requests):
+            n = len(c.burst)
+            ks = nones if c.key is None else names[c.key + 3].tolist()
+            ys = nones if c.reply is None else c.reply.tolist()
+            reqs = zip(ths, requests_, nones, c.dest.tolist(), c.size.tolist(), c.req.tolist(),
+                       ys, ks)
+            bs = c.burst.tolist()
             out: list[Any] = [None] * (2 * n)
             if make is None:                  # compact: a compute record is its burst
                 out[0::2] = bs
@@ -273,27 +334,6 @@ def thread_records(workload: Workload, machine: Machine, thread: int, rng: rando
                 out[1::2] = map(make, reqs)
             yield out
     return itertools.chain.from_iterable(chunks())
-
-
-def _key_sampler(w: Workload, rnd: Callable[[], float]) -> Callable[[], str | None] | None:
-    if w.keys is None and w.p_sequential == 0.0 and w.p_nosync == 0.0:
-        return None
-    names = tuple(f"k{i}" for i in range(w.keys or 0))
-    cum = None
-    if names and w.key_zipf > 0:
-        acc = list(itertools.accumulate(1.0 / (i + 1) ** w.key_zipf for i in range(len(names))))
-        cum = tuple(x / acc[-1] for x in acc)
-    pick = _chooser(rnd, names, cum) if names else (lambda: None)
-    ps, pn = w.p_sequential, w.p_nosync
-
-    def key() -> str | None:
-        u = rnd()
-        if u < ps:
-            return SEQUENTIAL
-        if u < ps + pn:
-            return NOSYNC
-        return pick()
-    return key
 
 
 def generate(workload: Workload, machine: Machine, *, requests: int, seed: int | None = 0,

@@ -11,7 +11,7 @@ import numpy as np
 
 from mva._validate import check_integer, check_kwargs
 
-from ..generators import Workload, stream_rng, thread_records
+from ..generators import Workload, stream_rng, thread_columns, thread_records
 from ..traces import Record, read_trace
 from .hardware import RawRun, Snapshot, run_machine
 from .machine import Machine
@@ -274,7 +274,7 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
              cycles: int = 100_000, warmup: int | None = None, batches: int = 20,
              replications: int | None = None, seed: int | None = 0,
              trace_format: str | None = None, progress: bool | None = None,
-             max_queue: int | None = None, **kwargs: Any) -> SimResult:
+             max_queue: int | None = None, engine: str = "auto", **kwargs: Any) -> SimResult:
     """Simulate a machine, or the machine a model's parameters describe.
 
     Parameters
@@ -311,6 +311,13 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
         Most messages one protocol queue or INI may hold (default
         ``10_000 + T + (warmup + cycles) // 100`` for ``T`` threads); see
         the overload rule in the Notes.
+    engine : {"auto", "compiled", "python"}
+        ``"compiled"``: the numba port of the hardware
+        (:mod:`validation.sim.engine`); ``"python"``: the readable pure-Python
+        reference (:mod:`validation.sim.hardware`); ``"auto"`` (default): the
+        compiled one when numba is installed, else the reference with a
+        one-time note.  Both give the same results for the same seed (equal
+        to about 1e-12 relative: only the order of a few sums differs).
 
     Returns
     -------
@@ -366,6 +373,8 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
     >>> r.cycle_time == simulate(m, w, cycles=4000, seed=1).cycle_time
     True
     """
+    from .engine import choose_engine
+    eng = choose_engine(engine)
     if not isinstance(target, Machine):
         from .builders import machine_from_params
         machine, derived = machine_from_params(target, **kwargs)
@@ -405,14 +414,31 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
     runs: list[tuple[RawRun, list[Snapshot]]] = []
     for r in range(reps):
         rseed = _replication_seed(seed, r)
-        if trace is not None:
-            sources = trace_sources(trace, machine.n_threads, format=trace_format)
+        if eng == "compiled":
+            from .engine import RecordFeeder, WorkloadFeeder, run_machine_compiled, trace_key_codes
+            if trace is not None:
+                keys = trace_key_codes()
+                feeders: list[Any] = [RecordFeeder(s, keys) for s in
+                                      trace_sources(trace, machine.n_threads, format=trace_format)]
+                raw = run_machine_compiled(machine, feeders, seed=rseed, marks=marks,
+                                           on_pause=tick, max_queue=qcap, keys=keys)
+            else:
+                assert workload is not None
+                feeders = [WorkloadFeeder(thread_columns(workload, machine, t, stream_rng(rseed, 0, t)),
+                                          one_way=workload.one_way)
+                           for t in range(machine.n_threads)]
+                raw = run_machine_compiled(machine, feeders, seed=rseed, marks=marks,
+                                           on_pause=tick, max_queue=qcap,
+                                           n_keys=workload.keys or 0)
         else:
-            assert workload is not None
-            sources = [thread_records(workload, machine, t, stream_rng(rseed, 0, t), plain=True)
-                       for t in range(machine.n_threads)]
-        raw = run_machine(machine, sources, seed=rseed, marks=marks, on_pause=tick,
-                          max_queue=qcap)
+            if trace is not None:
+                sources = trace_sources(trace, machine.n_threads, format=trace_format)
+            else:
+                assert workload is not None
+                sources = [thread_records(workload, machine, t, stream_rng(rseed, 0, t), plain=True)
+                           for t in range(machine.n_threads)]
+            raw = run_machine(machine, sources, seed=rseed, marks=marks, on_pause=tick,
+                              max_queue=qcap)
         tick(0)  # the final mark stops rather than pauses
         snaps = raw.snapshots
         if warmup == 0:
@@ -423,5 +449,7 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
         _check_growth(raw, snaps[0], snaps[-1], machine.n_threads)
         runs.append((raw, snaps))
     next(bar, None)
-    return _collect(runs, method, seed, machine)
+    out = _collect(runs, method, seed, machine)
+    out.extra["engine"] = eng
+    return out
 
