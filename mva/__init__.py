@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "SaturationError": "errors",
     "ConvergenceError": "errors",
     "ConvergenceWarning": "errors",
+    "CostError": "errors",
     # fixed points and roots
     "FixedPointResult": "fixedpoint",
     "RootResult": "fixedpoint",
