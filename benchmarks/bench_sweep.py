@@ -1,22 +1,29 @@
-"""Sweep throughput: points per second, serial against two worker processes.
+"""Sweep throughput: a vectorised model through ``mva.sweep`` against calling it directly,
+and per-point simulator sweeps serial against two worker processes.
 
 Run::
 
-    python benchmarks/bench_sweep.py [--quick]
+    python benchmarks/bench_sweep.py [--quick] [--bulk-only]
 
-Two workloads:
+Three parts:
 
-* a **simulator sweep** -- per-point, seeded replications of the bundled
-  simulator (``validation.simulate``) on the LoPC all-to-all machine over a
-  grid of processors and compute times;
-* a **model sweep** -- the INI thesis model (``models.ini.solve``), vectorised
-  and evaluated in chunks.
+* **bulk** (issue 19) -- the INI thesis model (``models.ini.solve``) over a
+  large cartesian grid: the baseline is what a competent user writes without
+  ``mva.sweep``, one direct vectorised call over ``mva.table.grid_points`` of
+  the grid; against it ``mva.sweep`` serially, on two worker processes, and
+  serially with an SQLite store (first run computing, second run reading
+  back).  Each variant runs in a fresh Python process: *cold* is its first
+  call there (imports, SymPy ``lambdify``, pool start-up included), *warm*
+  the best of the following calls.  Ratios are sweep time / direct time
+  (the target is <= 2).
+* **sim** -- per-point, seeded replications of the bundled simulator
+  (``validation.simulate``) on the LoPC all-to-all machine over a grid of
+  processors and compute times, serial against a two-process pool;
+* **model** -- the INI model in chunks on a smaller grid, with per-point
+  evaluation for comparison.
 
-Each is run serially and on a two-process pool (``mva.sweep`` with
-``executor="process", workers=2``), plus serially with an SQLite store to show
-the cost of recording.  The baseline is the serial run of the same sweep in
-the same process.  The machine's load average is printed because the
-figures depend on other work sharing the CPUs.
+The machine's load average is printed because the figures depend on other
+work sharing the CPUs.
 """
 
 from __future__ import annotations
@@ -50,6 +57,84 @@ def lopc_sim(P: int, W: float, seed: int, cycles: int = 4000) -> dict[str, float
             "events": float(r.events)}
 
 
+# ---------------------------------------------------------------------------
+# bulk: direct vectorised call against mva.sweep, each variant in a fresh process
+# ---------------------------------------------------------------------------
+def _bulk_grid(quick: bool) -> dict[str, Any]:
+    n_w, n_o = (25, 32) if quick else (100, 80)
+    return {"N": np.arange(1, 129), "W": np.linspace(5000, 80000, n_w),
+            "O": np.linspace(500, 4000, n_o)}
+
+
+def _bulk_variant(variant: str, quick: bool, repeat: int) -> None:
+    """Time one variant in this (fresh) process; print a JSON line {cold, warm, points}."""
+    import json
+    import shutil
+
+    from mva.table import grid_points
+    grid = _bulk_grid(quick)
+    fixed = {"o": 742.0}
+    tmp = tempfile.mkdtemp()
+    from models.ini import solve
+    if variant == "direct":
+        def run(i: int) -> Any:
+            return solve(**grid_points(grid), **fixed)
+    else:
+        from mva.sweeps import sweep
+        kw: dict[str, Any] = {"executor": "serial", "vectorized": True}
+        if variant == "sweep-2":
+            kw = {"executor": "process", "workers": 2, "vectorized": True}
+
+        def run(i: int) -> Any:
+            store = None
+            if variant == "store-compute":
+                store = os.path.join(tmp, f"s{i}.sqlite")
+            elif variant == "store-read":
+                store = os.path.join(tmp, "s.sqlite")
+            return sweep(solve, grid, fixed=fixed, progress=False, store=store, **kw)
+        if variant == "store-read":
+            run(-1)  # fill the store once; every timed call reads it back
+    times = []
+    for i in range(1 + repeat):
+        t0 = time.perf_counter()
+        out = run(i)
+        times.append(time.perf_counter() - t0)
+    shutil.rmtree(tmp, ignore_errors=True)
+    R = out.R if variant == "direct" else out["R"]
+    print(json.dumps({"cold": times[0], "warm": min(times[1:]), "points": int(np.size(R)),
+                      "checksum": float(np.nansum(R))}))
+
+
+def bulk(quick: bool) -> None:
+    import json
+    import subprocess
+    repeat = 2 if quick else 3
+    grid = _bulk_grid(quick)
+    n = int(np.prod([len(v) for v in grid.values()]))
+    print(f"bulk path: models.ini.solve over a {' x '.join(str(len(v)) for v in grid.values())} "
+          f"grid = {n} points; each variant in a fresh process, cold = first call there, "
+          f"warm = best of {repeat}")
+    res = {}
+    for v in ("direct", "sweep-1", "sweep-2", "store-compute", "store-read"):
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--variant", v]
+                             + (["--quick"] if quick else []), capture_output=True, text=True,
+                             check=True, cwd=os.path.dirname(os.path.abspath(__file__)))
+        res[v] = json.loads(out.stdout.strip().splitlines()[-1])
+    base = res["direct"]
+    label = {"direct": "direct vectorised call (baseline)", "sweep-1": "mva.sweep, serial",
+             "sweep-2": "mva.sweep, 2 worker processes",
+             "store-compute": "mva.sweep, serial + store (computing)",
+             "store-read": "mva.sweep + store (reading back)"}
+    print(f"  {'variant':40s} {'cold s':>8s} {'warm s':>8s} {'warm Mpts/s':>12s} "
+          f"{'cold ratio':>11s} {'warm ratio':>11s}")
+    for v, r in res.items():
+        print(f"  {label[v]:40s} {r['cold']:8.3f} {r['warm']:8.3f} {n / r['warm'] / 1e6:12.2f} "
+              f"{r['cold'] / base['cold']:11.2f} {r['warm'] / base['warm']:11.2f}")
+    same = len({round(r["checksum"], 6) for r in res.values()}) == 1
+    print(f"  identical results (sum of R) in every variant: {same}")
+    print()
+
+
 def _rate(n: int, f: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     best = math.inf
     out = None
@@ -63,11 +148,19 @@ def _rate(n: int, f: Callable[[], Any], repeat: int) -> tuple[float, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller sweeps")
+    ap.add_argument("--bulk-only", action="store_true", help="run the bulk part only")
+    ap.add_argument("--variant", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.variant is not None:
+        _bulk_variant(a.variant, a.quick, 2 if a.quick else 3)
+        return
     repeat = 1 if a.quick else 2
     print(f"mva.sweep throughput on {os.cpu_count()} CPUs, load average "
           f"{' '.join(f'{v:.1f}' for v in os.getloadavg())}")
     print()
+    bulk(a.quick)
+    if a.bulk_only:
+        return
 
     # -- simulator sweep ---------------------------------------------------
     cycles = 1000 if a.quick else 4000

@@ -464,22 +464,44 @@ class MessageCost(ResultMixin):
     io_bus: Any
 
 
+def _pipeline(full: Sequence[np.ndarray], last: Sequence[np.ndarray], k: np.ndarray) -> np.ndarray:
+    """Flow-shop makespan of ``k`` identical packets (stage times ``full``) then one more (``last``).
+
+    Store-and-forward through the stages in order with unlimited queues
+    between them.  The ``j``-th of the identical packets leaves stage ``i``
+    at :math:`S_i + (j - 1) M_i` (:math:`S_i`, :math:`M_i` the sum and the
+    maximum of ``full[:i+1]``); the last packet leaves stage ``i`` at
+    :math:`\\max(C(i-1), S_i + (k-1) M_i) + t^{last}_i`.
+    """
+    prev = np.zeros(())
+    S = np.zeros(())
+    M = np.zeros(())
+    has = np.minimum(k, 1.0)
+    for f, g in zip(full, last):
+        S = S + f
+        M = np.maximum(M, f)
+        with np.errstate(invalid="ignore"):
+            ahead = np.where(has > 0, S + (k - 1.0) * M, 0.0)
+        prev = np.maximum(prev, ahead) + g
+    return prev
+
+
 def _message(comm: CommParams, size: Any, handler: Any) -> dict[str, np.ndarray]:
     """Vectorised message cost (private formula, no validation)."""
     size = np.asarray(size, dtype=float)
-    npk = np.maximum(1.0, np.ceil(size / np.asarray(comm.max_packet)))
-    pk = size / npk
+    P = np.asarray(comm.max_packet, dtype=float)
+    npk = np.maximum(1.0, np.ceil(size / P))
+    k = npk - 1.0               # full packets of max_packet bytes ...
+    rem = np.where(k > 0, size - k * P, size)  # ... and the rest: 0 < rem <= max_packet
     B = np.asarray(comm.io_bus_bandwidth)
     Bl = np.asarray(comm.link_bandwidth)
-    bus1 = pk / B
-    link1 = pk / Bl
-    ni_s1 = np.asarray(comm.ni_occupancy) + 0 * pk
-    ni_r1 = np.asarray(comm.ni_recv_occupancy) + 0 * pk
-    stages = np.stack(np.broadcast_arrays(bus1, ni_s1, link1, ni_r1, bus1))
+    ni_s1 = np.asarray(comm.ni_occupancy)
+    ni_r1 = np.asarray(comm.ni_recv_occupancy)
+    full = (P / B, ni_s1, P / Bl, ni_r1, P / B)
+    last = (rem / B, ni_s1, rem / Bl, ni_r1, rem / B)
     host_recv = np.where(np.asarray(handler, dtype=bool), np.asarray(comm.message_handling), 0.0)
     host_send = np.asarray(comm.host_overhead)
-    latency = (host_send + stages.sum(axis=0) + (npk - 1.0) * stages.max(axis=0)
-               + np.asarray(comm.link_latency) + host_recv)
+    latency = host_send + _pipeline(full, last, k) + np.asarray(comm.link_latency) + host_recv
     d = {"size": size, "packets": npk, "latency": latency, "host_send": host_send + 0 * latency,
          "ni_send": npk * ni_s1, "io_bus_send": size / B,
          "wire": np.asarray(comm.link_latency) + size / Bl,
@@ -513,17 +535,30 @@ def message_cost(comm: Any = None, size: Any = 64, *, handler: Any = True) -> Me
     Notes
     -----
     The message is cut into :math:`n_p = \\max(1, \\lceil s / s_{max} \\rceil)`
-    equal packets of :math:`p = s / n_p` bytes that pass, store-and-forward
-    per packet and pipelined across packets, through five stages: the
-    sender's I/O bus, the sending NI, the link, the receiving NI and the
-    receiver's I/O bus, with per-packet times
+    packets: :math:`k = n_p - 1` full packets of :math:`s_{max}` bytes and a
+    last one with the remaining :math:`r = s - k s_{max}` bytes
+    (:math:`0 < r \\le s_{max}`) -- [003] Section 3.2: packets "are of
+    variable size, depending on how much of the message data is available to
+    the NI at the time, and are up to 4 KBytes long".  They pass,
+    store-and-forward per packet and pipelined across packets, through five
+    stages: the sender's I/O bus, the sending NI, the link, the receiving NI
+    and the receiver's I/O bus, with per-packet times for a packet of
+    :math:`p` bytes
 
-    .. math:: t = \\left(\\frac{p}{B_{io}},\\; o_{NI},\\; \\frac{p}{B_{link}},\\;
+    .. math:: t(p) = \\left(\\frac{p}{B_{io}},\\; o_{NI},\\; \\frac{p}{B_{link}},\\;
               o_{NI}^{r},\\; \\frac{p}{B_{io}}\\right).
+
+    The pipeline's exit time is the flow-shop recursion: the :math:`j`-th
+    full packet leaves stage :math:`i` at
+    :math:`S_i + (j - 1) M_i` (:math:`S_i = \\sum_{l \\le i} t_l(s_{max})`,
+    :math:`M_i = \\max_{l \\le i} t_l(s_{max})`) and the last packet at
+
+    .. math:: C_i = \\max\\bigl(C_{i-1},\\; [k \\ge 1]\\,(S_i + (k - 1) M_i)\\bigr) + t_i(r),
+              \\qquad C_0 = 0.
 
     The one-way latency is
 
-    .. math:: T(s) = o_h + \\sum_i t_i + (n_p - 1) \\max_i t_i + L_{link} + h\\,[\\text{handler}]
+    .. math:: T(s) = o_h + C_5 + L_{link} + h\\,[\\text{handler}]
 
     with host overhead :math:`o_h`, link latency :math:`L_{link}` and message
     handling cost :math:`h`.  Occupancies: host :math:`o_h` (sender) and
@@ -798,7 +833,7 @@ class ContentionResult(ResultMixin):
     wait_host, wait_ni, wait_io_bus : float or array
         Mean wait per visit at each resource (NaN where saturated).
     utilization_host, utilization_ni, utilization_io_bus : float or array
-        Utilization of each resource at a node (may be >= 1 when saturated).
+        Utilization of each resource at a node, in [0, 1); NaN where saturated.
     saturated : bool or array
         True where some resource has utilization >= 1.
     bottleneck : str or array
@@ -860,9 +895,11 @@ def fetch_contention(comm: Any = None, proto: Any = None, rate: Any = 1e-5, *,
     Returns
     -------
     ContentionResult
-        Saturation is *flagged*: where a resource's utilization reaches one,
-        ``saturated`` is True, ``bottleneck`` names it and the round trip and
-        waits are NaN.
+        Saturation is *flagged* (as in :func:`models.pdq.solve`): where a
+        resource's offered utilization :math:`\\rho_k` reaches one,
+        ``saturated`` is True, ``bottleneck`` names the resource and the round
+        trip, waits and utilizations are NaN (there is no steady state, and a
+        utilization above one is never reported).
 
     Notes
     -----
@@ -913,10 +950,13 @@ def fetch_contention(comm: Any = None, proto: Any = None, rate: Any = 1e-5, *,
     sat = bott != ""
     shape = np.broadcast_shapes(np.shape(rt), np.shape(lam))
     b = lambda v: _out(np.broadcast_to(v, shape))  # noqa: E731
-    return ContentionResult(rate=b(lam), uncontended=b(rt0), round_trip=b(np.where(sat, np.nan, rt)),
-                            wait_host=b(q["host"][0]), wait_ni=b(q["ni"][0]),
-                            wait_io_bus=b(q["io_bus"][0]), utilization_host=b(q["host"][1]),
-                            utilization_ni=b(q["ni"][1]), utilization_io_bus=b(q["io_bus"][1]),
+    nan = np.where(sat, np.nan, 1.0)  # a saturated point has no steady state: NaN, flagged
+    return ContentionResult(rate=b(lam), uncontended=b(rt0), round_trip=b(rt * nan),
+                            wait_host=b(q["host"][0] * nan), wait_ni=b(q["ni"][0] * nan),
+                            wait_io_bus=b(q["io_bus"][0] * nan),
+                            utilization_host=b(q["host"][1] * nan),
+                            utilization_ni=b(q["ni"][1] * nan),
+                            utilization_io_bus=b(q["io_bus"][1] * nan),
                             saturated=bool(sat) if np.ndim(sat) == 0 and shape == () else
                             np.broadcast_to(sat, shape),
                             bottleneck=str(bott) if shape == () else np.broadcast_to(bott, shape))
@@ -1277,11 +1317,26 @@ def whatif(layers: Any = "AO", **app: Any) -> SpeedupResult:
     >>> [round(float(s), 1) for s in r.speedup]
     [9.5, 12.9, 14.2]
     """
-    profile = AppProfile(**app)
     codes = np.asarray(layers)
+    if codes.dtype.kind not in "UO" or codes.size == 0:
+        raise ValueError(f"layers must be a combination code or an array of codes such as "
+                         f"'AO', 'BB+' or 'PRAM'; got {layers!r}")
+    pairs = []
+    for c in codes.ravel():  # the codes first: a bad code is named before the profile is checked
+        try:
+            pairs.append(layer_settings(str(c)))
+        except ValueError as exc:
+            raise ValueError(f"layers: {exc}") from None
+    known = [f.name for f in fields(AppProfile)]
+    unknown = sorted(set(app) - set(known))
+    if unknown:
+        raise ValueError(f"whatif: unknown application field(s) {', '.join(unknown)}; "
+                         f"allowed: {', '.join(known)}")
+    if "sequential_time" not in app:
+        raise ValueError("sequential_time is required (cycles of the best sequential version)")
+    profile = AppProfile(**app)
     if codes.ndim == 0:
         return speedup(profile, layers=str(codes))
-    pairs = [layer_settings(str(c)) for c in codes.ravel()]
     comm = CommParams(**{f.name: np.array([getattr(c, f.name) for c, _ in pairs]).reshape(codes.shape)
                          for f in fields(CommParams)})
     proto = ProtocolParams(**{f.name: np.array([getattr(p, f.name) for _, p in pairs]).reshape(codes.shape)
@@ -1382,8 +1437,13 @@ def equations() -> dict[str, Any]:
     m, Pmax, o_h, B, o_ns, o_nr, B_l, L, h, eta = (
         S(n, **pos) for n in ("m", "P_max", "o_h", "B", "o_ns", "o_nr", "B_l", "L", "h", "eta"))
     n_p, T = S("n_p", positive=True), S("T")
-    pk = m / n_p
-    stages = [pk / B, o_ns, pk / B_l, o_nr, pk / B]
+    k = n_p - 1                      # full packets of P_max bytes, then the remainder r
+    r = m - k * Pmax
+    C = sp.Integer(0)                # the last packet's exit time from the stage so far
+    S_i, M_i = sp.Integer(0), sp.Integer(0)
+    for f, g in zip((Pmax / B, o_ns, Pmax / B_l, o_nr, Pmax / B), (r / B, o_ns, r / B_l, o_nr, r / B)):
+        S_i, M_i = S_i + f, sp.Max(M_i, f)
+        C = sp.Max(C, sp.Min(1, k) * (S_i + (k - 1) * M_i)) + g
     H0, c_prot, c_cmp, c_dw, c_app, w, d, delta = (
         S(n, **pos) for n in ("H_0", "c_prot", "c_cmp", "c_dw", "c_app", "w", "d", "delta"))
     T_req, T_b, T_page, T_diff = (S(n) for n in ("T_req", "T_b", "T_page", "T_diff"))
@@ -1392,7 +1452,7 @@ def equations() -> dict[str, Any]:
     Eq = lambda a, b: sp.Eq(a, b, evaluate=False)  # noqa: E731
     return {
         "n_p": Eq(n_p, sp.Max(1, sp.ceiling(m / Pmax))),
-        "T": Eq(T, o_h + sp.Add(*stages) + (n_p - 1) * sp.Max(*stages[:4]) + L + eta * h),
+        "T": Eq(T, o_h + C + L + eta * h),
         "host": Eq(S("s_host"), o_h + eta * h),
         "NI": Eq(S("s_NI"), n_p * (o_ns + o_nr)),
         "bus": Eq(S("s_bus"), 2 * m / B),

@@ -880,7 +880,11 @@ def _crossover(params: MechanismParams, a: str, b: str, variable: str, lo: float
                log: bool, tol: float, on_fail: str) -> CrossoverResult:
     from mva.fixedpoint import bracketed_root
 
-    a, b = _mech(a), _mech(b)
+    a = check_choice("first", _ALIASES.get(a, a), MECHANISMS)
+    b = check_choice("second", _ALIASES.get(b, b), MECHANISMS)
+    if a == b:
+        raise ValueError(f"first and second must be two different mechanisms; got "
+                         f"first={a!r} and second={b!r} (a mechanism never crosses itself)")
     p0 = params.arrays()
     shape = np.broadcast_shapes(*(np.shape(v) for v in p0.values()))
     p0 = {k: np.broadcast_to(v, shape) for k, v in p0.items()}
@@ -1014,13 +1018,13 @@ def sweep(params: MechanismParams | None = None, *, bandwidth: Any = (1, 2, 4, 8
     from mva.table import Table, grid_points
 
     params = params if params is not None else MechanismParams()
+    names = _mech_names("mechanisms", mechanisms)
     pts = grid_points({"bisection_bandwidth": np.asarray(bandwidth, dtype=float),
                        "latency": np.asarray(latency, dtype=float)})
     data: dict[str, Any] = dict(pts)
     formats = {}
-    for m in mechanisms:
-        r = solve(params, m, **{**overrides, **pts})
-        name = _mech(m)
+    for name in names:
+        r = solve(params, name, **{**overrides, **pts})
         data[f"T {name}"] = np.atleast_1d(r.time_per_value)
         data[f"region {name}"] = np.atleast_1d(np.asarray(r.region, dtype=object))
         formats[f"T {name}"] = ".1f"
@@ -1102,6 +1106,25 @@ def equations() -> dict[str, Any]:
         "rho_mp": Eq(sp.Symbol("rho_mp"), rho_mp),
         "W_mp": Eq(sp.Symbol("W_mp"), W_mp),
     }
+
+
+def _mech_names(name: str, mechanisms: Any) -> list[str]:
+    """Canonical names of a non-empty sequence of mechanisms (aliases resolved, no repeats)."""
+    allowed = ", ".join(repr(m) for m in MECHANISMS)
+    aliases = ", ".join(f"{k}={v}" for k, v in _ALIASES.items())
+    if isinstance(mechanisms, str) or not isinstance(mechanisms, Sequence) or not mechanisms:
+        raise ValueError(f"{name} must be a non-empty list of mechanisms from {allowed} "
+                         f"(aliases {aliases}); got {mechanisms!r}")
+    out: list[str] = []
+    for m in mechanisms:
+        canon = _ALIASES.get(m, m) if isinstance(m, str) else m
+        if canon not in MECHANISMS:
+            raise ValueError(f"{name + ': ' if name else ''}unknown mechanism {m!r}; allowed: {allowed} "
+                             f"(aliases {aliases}, or 'all')")
+        if canon in out:
+            raise ValueError(f"{name + ': ' if name else ''}mechanism {canon!r} is listed twice")
+        out.append(canon)
+    return out
 
 
 def register_cli(subparsers: Any) -> None:

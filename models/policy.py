@@ -685,9 +685,21 @@ def _network_formulas(a: Mapping[str, np.ndarray], policy: str, *, method: str, 
     fixed = policy == "fixed"
     n_c = (a["p"] - 1.0) if fixed else a["p"]
     if method == "auto":
-        lattice = np.max((n_c + 1.0) ** a["nodes"]) if n_c.size else 0.0
+        with np.errstate(over="ignore"):  # an overflow is an infinite lattice: not exact
+            lattice = np.max((n_c + 1.0) ** a["nodes"]) if n_c.size else 0.0
         method = "exact" if lattice <= EXACT_LATTICE_LIMIT else "schweitzer"
-    rows = [_network_point(dict(zip(names, u)), policy, method, tol, max_iter) for u in uniq]
+    if uniq.size:
+        from mva._cost import check_network
+        from mva.progress import progress
+        N_max = int(np.max(a["nodes"]))
+        # the network has 3 classes per node on one server per node: refuse before allocating
+        check_network(f"policy model at nodes={N_max}", method, 3 * N_max, N_max, N_max,
+                      instead="method='fixed-point' (the per-node fixed point, whose memory does "
+                              "not grow with the number of nodes) or fewer nodes")
+        points = progress(uniq, total=len(uniq), desc=f"policy {method} MVA", delay=2.0)
+    else:
+        points = uniq
+    rows = [_network_point(dict(zip(names, u)), policy, method, tol, max_iter) for u in points]
     col = {k: np.array([r[k] for r in rows])[inv].reshape(shape) for k in rows[0]} if rows else {}
     conv = col["conv"]
     if not np.all(conv):

@@ -1,9 +1,12 @@
 """SQLite result store for :func:`mva.sweeps.sweep` (private; use :class:`mva.sweeps.SweepStore`).
 
 One file holds one sweep: a ``meta`` table (what sweep wrote it, with which
-library version) and a ``points`` table with one row per finished point.
-Everything is plain SQL columns and JSON text -- nothing is ever pickled, so
-opening a store cannot execute code.
+library version), a ``points`` table with one row per finished point of a
+per-point sweep, and a ``chunks`` table with one row per finished chunk of a
+vectorised sweep, its parameters and results stored as arrays (``.npz``
+format read back with ``allow_pickle=False``) rather than one record per
+point.  Everything is plain SQL columns, JSON text and NumPy's ``.npy`` format
+-- nothing is ever pickled, so opening a store cannot execute code.
 
 Crash safety: the database runs in write-ahead-log mode and every batch of
 finished points is written in one transaction, so a process killed at any
@@ -11,15 +14,27 @@ moment (``SIGKILL`` included) leaves every committed point intact and no
 half-written row.  ``synchronous=NORMAL`` makes commits durable against a
 crash of the *process*; an operating-system crash or power cut may lose the
 last few commits (never corrupt the file).
+
+Restart without loss: a sweep that replaces a store's contents
+(``on_mismatch="restart"``) writes into *staged* tables; only when it has
+finished are they swapped in, in one transaction.  Until then the old
+points are untouched, and a failed restart resumes its staged points.
+
+Read-only stores (file mode, directory or medium) are opened read-only
+(``mode=ro``, or ``immutable=1`` when SQLite cannot even create its
+shared-memory file) and can be read back; writing to one raises a
+:class:`ValueError` naming the path.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sqlite3
 import time
 from typing import Any, Iterable, Mapping, Sequence
+from urllib.parse import quote
 
 import numpy as np
 
@@ -27,15 +42,10 @@ __all__ = ["SweepStore", "StoreMismatchError", "FORMAT", "SCHEMA_VERSION"]
 
 #: value of ``meta.format`` identifying a sweep store
 FORMAT = "smp-contention-sweep"
-#: layout version of the tables below
-SCHEMA_VERSION = 1
+#: layout version of the tables below (2 adds ``chunks`` and the staged tables)
+SCHEMA_VERSION = 2
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    name  TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS points (
+_POINTS = """(
     key      TEXT PRIMARY KEY,   -- canonical JSON of the point's parameters
     idx      INTEGER NOT NULL,   -- position in the grid that computed it
     params   TEXT NOT NULL,      -- JSON object: parameter name -> value
@@ -46,8 +56,24 @@ CREATE TABLE IF NOT EXISTS points (
     version  TEXT NOT NULL,      -- library version (mva._version.__version__)
     elapsed  REAL,               -- seconds spent computing the task holding this point
     finished REAL NOT NULL       -- UNIX time of the commit
-);
-"""
+)"""
+_CHUNKS = """(
+    id       INTEGER PRIMARY KEY,
+    n        INTEGER NOT NULL,   -- points in the chunk
+    params   BLOB NOT NULL,      -- .npy structured array: one field per parameter
+    result   BLOB NOT NULL,      -- .npy structured array: one field per numeric/bool/text result
+    extra    TEXT,               -- JSON object: field -> list of n JSON scalars (other fields)
+    context  TEXT NOT NULL,
+    version  TEXT NOT NULL,
+    elapsed  REAL,
+    finished REAL NOT NULL
+)"""
+_META = """(
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+)"""
+_TABLES = {"meta": _META, "points": _POINTS, "chunks": _CHUNKS}
+_STAGED = "staged_"
 
 
 class StoreMismatchError(ValueError):
@@ -58,8 +84,25 @@ class StoreMismatchError(ValueError):
     """
 
 
+def _npz(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """Columns of one length as the bytes of one ``.npy`` structured array (no pickling)."""
+    n = len(next(iter(arrays.values()))) if arrays else 0
+    rec = np.empty(n, dtype=[(k, v.dtype) for k, v in arrays.items()])
+    for k, v in arrays.items():
+        rec[k] = v
+    buf = io.BytesIO()
+    np.save(buf, rec, allow_pickle=False)
+    return buf.getvalue()
+
+
+def _unnpz(blob: bytes) -> dict[str, np.ndarray]:
+    rec = np.load(io.BytesIO(blob), allow_pickle=False)
+    names = rec.dtype.names or ()
+    return {k: rec[k] for k in names}
+
+
 class SweepStore:
-    """A sweep's SQLite result file (one row per finished point).
+    """A sweep's SQLite result file (per-point rows and per-chunk arrays).
 
     Parameters
     ----------
@@ -67,11 +110,22 @@ class SweepStore:
         The SQLite file; created when absent.
     timeout : float
         Seconds to wait for a lock held by another connection.
+    readonly : bool, optional
+        Open without writing.  Default: read-only exactly when the file
+        exists and this process cannot write it or its directory (a file of
+        mode 0444, a read-only medium).
+
+    Attributes
+    ----------
+    readonly : bool
+        Whether the store was opened read-only; writing raises a
+        :class:`ValueError` naming the path.
 
     Notes
     -----
     The store never unpickles anything: parameters and results are JSON
-    text, so a store received from someone else is safe to open.
+    text or ``.npy`` structured arrays loaded with ``allow_pickle=False``, so a store
+    received from someone else is safe to open.
 
     Examples
     --------
@@ -82,24 +136,82 @@ class SweepStore:
     0
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0,
+                 readonly: bool | None = None) -> None:
         self.path = os.fspath(path)
+        exists = os.path.exists(self.path)
+        if readonly is None:
+            folder = os.path.dirname(os.path.abspath(self.path))
+            readonly = exists and not (os.access(self.path, os.W_OK)
+                                       and os.access(folder, os.W_OK | os.X_OK))
+        self.readonly = bool(readonly)
+        self._prefix = ""
+        self._conn: sqlite3.Connection | None = None
+        if self.readonly and not exists:
+            raise ValueError(f"store: {self.path!r} does not exist (read-only stores are only "
+                             f"read)")
         try:
-            self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
+            if self.readonly:
+                self._conn = self._open_readonly(timeout)
+            else:
+                self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                for prefix in ("", _STAGED):
+                    for name, cols in _TABLES.items():
+                        self._conn.execute(f"CREATE TABLE IF NOT EXISTS {prefix}{name} {cols}")
+            self._tables = {n for (n,) in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
+            if self._conn is not None:
+                self._conn.close()
+            if isinstance(exc, sqlite3.OperationalError) and not exists:
+                raise ValueError(f"store: cannot create {self.path!r} ({exc}); is its directory "
+                                 f"writable?") from None
+            if "readonly" in str(exc) or "read-only" in str(exc):
+                raise ValueError(f"store: {self.path!r} is read-only ({exc})") from None
             raise ValueError(f"store: {self.path!r} is not a usable SQLite sweep store "
                              f"({exc})") from None
         fmt = self.meta().get("format")
         if fmt is not None and fmt != FORMAT:
+            self.close()
             raise ValueError(f"store: {self.path!r} is not a sweep store (format {fmt!r})")
+
+    def _open_readonly(self, timeout: float) -> sqlite3.Connection:
+        uri = "file:" + quote(os.path.abspath(self.path))
+        last: Exception | None = None
+        # mode=ro reads a store whose directory is writable; immutable=1 also one on a
+        # read-only medium (SQLite then needs no lock and no shared-memory file)
+        for opts in ("?mode=ro", "?mode=ro&immutable=1"):
+            try:
+                conn = sqlite3.connect(uri + opts, uri=True, timeout=timeout,
+                                       isolation_level=None)
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+                return conn
+            except sqlite3.DatabaseError as exc:
+                last = exc
+        assert last is not None
+        raise last
+
+    def _writable(self) -> None:
+        if self.readonly:
+            raise ValueError(f"store {self.path!r} is read-only (its file, directory or medium "
+                             f"cannot be written): it can be read back, but nothing can be "
+                             f"recorded in it. Copy it to a writable place or use another store "
+                             f"file.")
+
+    def _has(self, table: str) -> bool:
+        return self._prefix + table in self._tables
+
+    def _t(self, table: str) -> str:
+        return self._prefix + table
 
     # -- context management -------------------------------------------------
     def close(self) -> None:
         """Close the connection (the file stays)."""
-        self._conn.close()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def __enter__(self) -> "SweepStore":
         return self
@@ -107,31 +219,117 @@ class SweepStore:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    def _q(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        assert self._conn is not None, "store is closed"
+        return self._conn.execute(sql, args)
+
     # -- metadata -------------------------------------------------------------
     def meta(self) -> dict[str, Any]:
         """The sweep description recorded in the store (empty for a new store)."""
-        rows = self._conn.execute("SELECT name, value FROM meta").fetchall()
+        if not self._has("meta"):
+            return {}
+        rows = self._q(f"SELECT name, value FROM {self._t('meta')}").fetchall()
         return {k: json.loads(v) for k, v in rows}
 
     def write_meta(self, meta: Mapping[str, Any]) -> None:
         """Replace the sweep description (one transaction)."""
+        self._writable()
+        assert self._conn is not None
         with _transaction(self._conn):
-            self._conn.execute("DELETE FROM meta")
+            self._q(f"DELETE FROM {self._t('meta')}")
             self._conn.executemany(
-                "INSERT INTO meta (name, value) VALUES (?, ?)",
+                f"INSERT INTO {self._t('meta')} (name, value) VALUES (?, ?)",
                 [(k, json.dumps(v, sort_keys=True)) for k, v in
                  {"format": FORMAT, "schema": SCHEMA_VERSION, **meta}.items()])
 
     def clear(self) -> None:
         """Delete every point and the description (one transaction)."""
+        self._writable()
+        assert self._conn is not None
         with _transaction(self._conn):
-            self._conn.execute("DELETE FROM points")
-            self._conn.execute("DELETE FROM meta")
+            for name in _TABLES:
+                self._q(f"DELETE FROM {self._t(name)}")
+
+    # -- restart: staged tables swapped in when the new sweep has finished ---
+    def staged_meta(self) -> dict[str, Any]:
+        """Description of an unfinished restart (empty when there is none)."""
+        if _STAGED + "meta" not in self._tables:
+            return {}
+        rows = self._q(f"SELECT name, value FROM {_STAGED}meta").fetchall()
+        return {k: json.loads(v) for k, v in rows}
+
+    def stage(self, meta: Mapping[str, Any] | None) -> None:
+        """Direct reads and writes to the staged tables.
+
+        With ``meta`` the staged tables are emptied first and ``meta``
+        written there (a new restart); with ``None`` an unfinished restart
+        is resumed.  The current points stay untouched until :meth:`promote`.
+        """
+        self._writable()
+        self._prefix = _STAGED
+        if meta is not None:
+            self.clear()
+            self.write_meta(meta)
+
+    def promote(self) -> None:
+        """Replace the current points and description by the staged ones (one transaction)."""
+        self._writable()
+        if self._prefix != _STAGED:
+            return
+        assert self._conn is not None
+        with _transaction(self._conn):
+            for name in _TABLES:
+                self._q(f"DELETE FROM {name}")
+                self._q(f"INSERT INTO {name} SELECT * FROM {_STAGED}{name}")
+                self._q(f"DELETE FROM {_STAGED}{name}")
+        self._prefix = ""
 
     # -- points ---------------------------------------------------------------
     def count(self) -> int:
         """Number of finished points in the store."""
-        return int(self._conn.execute("SELECT COUNT(*) FROM points").fetchone()[0])
+        n = int(self._q(f"SELECT COUNT(*) FROM {self._t('points')}").fetchone()[0]) \
+            if self._has("points") else 0
+        if self._has("chunks"):
+            n += int(self._q(f"SELECT COALESCE(SUM(n), 0) FROM {self._t('chunks')}").fetchone()[0])
+        return n
+
+    def _chunk_rows(self, context: str | None = None) -> Iterable[tuple[Any, ...]]:
+        if not self._has("chunks"):
+            return []
+        sql = f"SELECT n, params, result, extra, context, version, elapsed FROM {self._t('chunks')}"
+        args: tuple[Any, ...] = ()
+        if context is not None:
+            sql += " WHERE context = ?"
+            args = (context,)
+        return self._q(sql + " ORDER BY id", args)
+
+    def _chunk_points(self, context: str | None = None) -> Iterable[dict[str, Any]]:
+        """The chunks' points one by one: params, result, context, version, elapsed."""
+        from .sweeps import point_key
+        for n, pb, rb, extra, ctx, version, elapsed in self._chunk_rows(context):
+            params, res = _unnpz(pb), _unnpz(rb)
+            ex = json.loads(extra) if extra else {}
+            pcols = {k: v.tolist() for k, v in params.items()}
+            rcols = {k: v.tolist() for k, v in res.items()}
+            rcols.update(ex)
+            err = rcols.pop("error", [None] * n)
+            for i in range(n):
+                p = {k: v[i] for k, v in pcols.items()}
+                r = {k: v[i] for k, v in rcols.items()}
+                yield {"key": point_key(p), "params": p, "result": None if err[i] else r,
+                       "error": err[i], "context": ctx, "version": version, "elapsed": elapsed}
+
+    def chunk_arrays(self, context: str | None = None) -> list[dict[str, Any]]:
+        """The finished chunks as arrays: ``n``, ``params``, ``result`` (name -> array)."""
+        out = []
+        for n, pb, rb, extra, ctx, version, elapsed in self._chunk_rows(context):
+            res = _unnpz(rb)
+            for k, vals in (json.loads(extra) if extra else {}).items():
+                arr = np.empty(n, dtype=object)
+                arr[:] = vals
+                res[k] = arr
+            out.append({"n": int(n), "params": _unnpz(pb), "result": res, "version": version})
+        return out
 
     def finished(self, context: str | None = None) -> dict[str, dict[str, Any]]:
         """Finished points keyed by point key (optionally only those of ``context``).
@@ -139,20 +337,27 @@ class SweepStore:
         Each value has ``result`` (dict), ``error`` (str or None), ``seed``,
         ``version`` and ``context``.
         """
-        sql = "SELECT key, result, error, seed, version, context FROM points"
-        args: tuple[Any, ...] = ()
-        if context is not None:
-            sql += " WHERE context = ?"
-            args = (context,)
         out = {}
-        for key, res, err, seed, version, ctx in self._conn.execute(sql, args):
-            out[key] = {"result": json.loads(res) if res is not None else {}, "error": err,
-                        "seed": seed, "version": version, "context": ctx}
+        if self._has("points"):
+            sql = f"SELECT key, result, error, seed, version, context FROM {self._t('points')}"
+            args: tuple[Any, ...] = ()
+            if context is not None:
+                sql += " WHERE context = ?"
+                args = (context,)
+            for key, res, err, seed, version, ctx in self._q(sql, args):
+                out[key] = {"result": json.loads(res) if res is not None else {}, "error": err,
+                            "seed": seed, "version": version, "context": ctx}
+        for r in self._chunk_points(context):
+            out[r["key"]] = {"result": r["result"] or {}, "error": r["error"], "seed": None,
+                             "version": r["version"], "context": r["context"]}
         return out
 
     def keys(self) -> set[str]:
         """Keys of all finished points."""
-        return {k for (k,) in self._conn.execute("SELECT key FROM points")}
+        keys = {k for (k,) in self._q(f"SELECT key FROM {self._t('points')}")} \
+            if self._has("points") else set()
+        keys.update(r["key"] for r in self._chunk_points())
+        return keys
 
     def record(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Write finished points in one transaction (replacing rows with the same key).
@@ -160,6 +365,8 @@ class SweepStore:
         Each row has ``key``, ``idx``, ``params`` (dict), ``result`` (dict or
         None), ``error``, ``seed``, ``context``, ``version`` and ``elapsed``.
         """
+        self._writable()
+        assert self._conn is not None
         now = time.time()
         data = [(r["key"], int(r["idx"]), json.dumps(r["params"], sort_keys=True),
                  None if r.get("result") is None else json.dumps(r["result"]),
@@ -167,26 +374,60 @@ class SweepStore:
                  r.get("elapsed"), now) for r in rows]
         with _transaction(self._conn):
             self._conn.executemany(
-                "INSERT OR REPLACE INTO points (key, idx, params, result, error, seed, context,"
-                " version, elapsed, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", data)
+                f"INSERT OR REPLACE INTO {self._t('points')} (key, idx, params, result, error, "
+                f"seed, context, version, elapsed, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                data)
+
+    def record_chunk(self, params: Mapping[str, np.ndarray], result: Mapping[str, np.ndarray], *,
+                     context: str, version: str, elapsed: float | None = None) -> None:
+        """Write one finished chunk as arrays (one transaction).
+
+        ``params`` and ``result`` map names to arrays of one common length;
+        numeric, boolean and text arrays are stored as one ``.npy`` structured
+        array, object
+        arrays (JSON scalars, e.g. an ``error`` column) as JSON lists.
+        """
+        self._writable()
+        assert self._conn is not None
+        n = len(next(iter(params.values())))
+        plain = {k: v for k, v in result.items() if v.dtype.kind in "biufU"}
+        extra = {k: [None if x is None else x for x in v.tolist()]
+                 for k, v in result.items() if v.dtype.kind not in "biufU"}
+        with _transaction(self._conn):
+            self._q(f"INSERT INTO {self._t('chunks')} (n, params, result, extra, context, version,"
+                    f" elapsed, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (n, _npz(params), _npz(plain), json.dumps(extra) if extra else None, context,
+                     version, elapsed, time.time()))
 
     def rows(self) -> list[dict[str, Any]]:
-        """Every finished point as a dict (parameters and results parsed), in grid order."""
+        """Every finished point as a dict (parameters and results parsed), in grid order.
+
+        Points stored in chunks follow the per-point rows, in chunk order.
+        """
+        out = self._point_rows()
+        for r in self._chunk_points():
+            out.append({"idx": None, "params": r["params"], "result": r["result"],
+                        "error": r["error"], "seed": None, "version": r["version"],
+                        "elapsed": r["elapsed"]})
+        return out
+
+    def _point_rows(self, context: str | None = None) -> list[dict[str, Any]]:
         out = []
-        for idx, params, res, err, seed, version, elapsed in self._conn.execute(
-                "SELECT idx, params, result, error, seed, version, elapsed FROM points "
-                "ORDER BY idx, key"):
-            out.append({"idx": idx, "params": json.loads(params),
-                        "result": json.loads(res) if res is not None else None,
-                        "error": err, "seed": seed, "version": version, "elapsed": elapsed})
+        if self._has("points"):
+            where, args = ("", ()) if context is None else (" WHERE context = ?", (context,))
+            for idx, params, res, err, seed, version, elapsed in self._q(
+                    f"SELECT idx, params, result, error, seed, version, elapsed FROM "
+                    f"{self._t('points')}{where} ORDER BY idx, key", args):
+                out.append({"idx": idx, "params": json.loads(params),
+                            "result": json.loads(res) if res is not None else None,
+                            "error": err, "seed": seed, "version": version, "elapsed": elapsed})
         return out
 
     def to_table(self, *, title: str | None = None) -> Any:
         """The stored points as a :class:`mva.table.Table` (parameters, seed, results)."""
         from .table import Table
-        rows = self.rows()
         records: list[dict[str, Any]] = []
-        for r in rows:
+        for r in self._point_rows():
             rec: dict[str, Any] = dict(r["params"])
             if r["seed"] is not None:
                 rec["seed"] = r["seed"]
@@ -194,7 +435,15 @@ class SweepStore:
             if r["error"] is not None:
                 rec["error"] = r["error"]
             records.append(rec)
-        return table_from_records(records, title=title, table_cls=Table)
+        chunks = self.chunk_arrays()
+        if not chunks:
+            return table_from_records(records, title=title, table_cls=Table)
+        pieces = [{**c["params"], **{k: v for k, v in c["result"].items()
+                                     if k not in c["params"]}} for c in chunks]
+        if records:
+            names = list(dict.fromkeys(k for rec in records for k in rec))
+            pieces.insert(0, {k: column_array([rec.get(k) for rec in records]) for k in names})
+        return table_from_pieces(pieces, title=title)
 
 
 class _transaction:
@@ -243,3 +492,35 @@ def table_from_records(records: Sequence[Mapping[str, Any]], *, title: str | Non
                     columns.append(k)
     data = {c: column_array([rec.get(c) for rec in records]) for c in columns}
     return table_cls(columns=tuple(columns), data=data, title=title, formats={})
+
+
+def table_from_pieces(pieces: Sequence[Mapping[str, np.ndarray]], *, title: str | None = None,
+                      columns: Sequence[str] | None = None) -> Any:
+    """A Table stacking column pieces (name -> equal-length arrays) in order.
+
+    A column missing from a piece is NaN there when numeric, None otherwise.
+    """
+    from .table import Table
+    if columns is None:
+        columns = list(dict.fromkeys(k for p in pieces for k in p))
+    lengths = [len(next(iter(p.values()))) if p else 0 for p in pieces]
+    data = {}
+    for c in columns:
+        parts = [p.get(c) for p in pieces]
+        data[c] = _stack(parts, lengths)
+    return Table(columns=tuple(columns), data=data, title=title, formats={})
+
+
+def _stack(parts: Sequence[np.ndarray | None], lengths: Sequence[int]) -> np.ndarray:
+    present = [p for p in parts if p is not None]
+    if len(present) == len(parts):
+        kinds = {p.dtype.kind for p in present}
+        if len(kinds) == 1 or kinds <= set("iuf"):
+            return np.concatenate(present) if len(present) > 1 else present[0]
+    elif all(p.dtype.kind in "iuf" for p in present):
+        return np.concatenate([p.astype(float) if p is not None else np.full(n, np.nan)
+                               for p, n in zip(parts, lengths)])
+    out = []
+    for p, n in zip(parts, lengths):
+        out.extend(p.tolist() if p is not None else [None] * n)
+    return column_array(out)

@@ -9,7 +9,8 @@ warning with :class:`ConvergenceWarning` and flagging the result
 
 from __future__ import annotations
 
-__all__ = ["SaturationError", "ConvergenceError", "ConvergenceWarning", "PrecisionWarning"]
+__all__ = ["SaturationError", "ConvergenceError", "ConvergenceWarning", "PrecisionWarning",
+           "CostError"]
 
 
 class SaturationError(ValueError):
@@ -30,6 +31,32 @@ class SaturationError(ValueError):
         super().__init__(message)
         self.bottleneck = bottleneck
         self.utilization = utilization
+
+
+class CostError(ValueError):
+    """A computation would need more memory (or states) than allowed; nothing was allocated.
+
+    Raised by the cost guards of :mod:`mva._cost` before a solver allocates.
+    The message gives the estimate and the method to use instead.
+
+    Parameters
+    ----------
+    message : str
+        Human-readable explanation.
+    nbytes : int, optional
+        Estimated memory in bytes.
+    states : int, optional
+        Estimated number of states (array elements, population vectors).
+    instead : str, optional
+        The method or setting to use instead.
+    """
+
+    def __init__(self, message: str, *, nbytes: int | None = None, states: int | None = None,
+                 instead: str | None = None) -> None:
+        super().__init__(message)
+        self.nbytes = nbytes
+        self.states = states
+        self.instead = instead
 
 
 class ConvergenceError(RuntimeError):

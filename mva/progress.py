@@ -26,17 +26,22 @@ def is_interactive() -> bool:
         return False
 
 
-def _builtin_bar(iterable: Iterable[T], total: int | None, desc: str) -> Iterator[T]:
+def _builtin_bar(iterable: Iterable[T], total: int | None, desc: str,
+                 delay: float = 0.0) -> Iterator[T]:
     start = time.perf_counter()
     last = 0.0
     n = 0
     width = 30
+    shown = False
     for item in iterable:
         yield item
         n += 1
         now = time.perf_counter()
+        if now - start < delay:
+            continue
         if now - last < 0.1 and (total is None or n < total):
             continue
+        shown = True
         last = now
         rate = n / max(now - start, 1e-9)
         if total:
@@ -48,12 +53,13 @@ def _builtin_bar(iterable: Iterable[T], total: int | None, desc: str) -> Iterato
             msg = f"\r{desc} {n} {rate:,.1f}/s"
         sys.stderr.write(msg)
         sys.stderr.flush()
-    sys.stderr.write("\n")
-    sys.stderr.flush()
+    if shown:
+        sys.stderr.write("\n")
+        sys.stderr.flush()
 
 
 def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "",
-             enable: bool | None = None) -> Iterable[T]:
+             enable: bool | None = None, delay: float = 0.0) -> Iterable[T]:
     """Wrap ``iterable`` with a progress bar when appropriate.
 
     Parameters
@@ -68,6 +74,10 @@ def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "",
         ``None`` (default): show only on a terminal; ``False``: never;
         ``True``: whenever standard error is a terminal (a bar is never
         written into a pipe or file).
+    delay : float
+        Seconds before the bar first appears: work that finishes sooner
+        prints nothing (``delay=2`` for "anything that may run over two
+        seconds shows progress").
 
     Examples
     --------
@@ -86,6 +96,6 @@ def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "",
     try:
         from tqdm.auto import tqdm
     except ImportError:
-        return _builtin_bar(iterable, total, desc)
-    bar: Any = tqdm(iterable, total=total, desc=desc or None, dynamic_ncols=True)
+        return _builtin_bar(iterable, total, desc, delay)
+    bar: Any = tqdm(iterable, total=total, desc=desc or None, dynamic_ncols=True, delay=delay)
     return bar

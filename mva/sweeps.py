@@ -425,8 +425,12 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Any] | Sequence[Mapping[str
         clear :class:`TypeError` says so otherwise).
     store : path, optional
         SQLite file recording each finished point (parameters, result fields,
-        seed, library version) in a transaction as tasks finish.  Re-running
-        the same sweep with the same store computes only the missing points.
+        seed, library version) in a transaction as tasks finish -- one row
+        per point, or for a vectorised function over a mapping grid one row
+        per chunk holding arrays.  Re-running the same sweep with the same
+        store computes only the missing points.  A store that cannot be
+        written is read back; needing to record in it raises a
+        :class:`ValueError` naming it.
     progress : bool
         Show a progress bar (tqdm when installed) on a terminal; ``False``
         never shows one.  Off a terminal nothing is printed either way.
@@ -464,7 +468,10 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Any] | Sequence[Mapping[str
         differs; ``"reuse"`` keeps the stored points whose parameters are in
         the new grid *and* whose function, fixed arguments and base seed are
         unchanged, and computes the rest (rows keep the library version that
-        computed them); ``"restart"`` deletes the stored points first.
+        computed them); ``"restart"`` computes the sweep anew into staged
+        tables and replaces the stored points by them only once it has
+        finished (a failed restart leaves the store as it was, and re-running
+        it resumes the staged points).
     on_error : {"raise", "record"}
         ``"raise"`` (default): an exception in ``fn`` stops the sweep (points
         already finished stay in the store) and is re-raised with a note
@@ -507,9 +514,17 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Any] | Sequence[Mapping[str
     finished task, in WAL mode: a kill at any moment loses at most the
     tasks in flight, and a committed point is never computed again.
 
+    A vectorised function over a mapping grid (unseeded) takes the bulk
+    path: the grid, the calls, the results and the store all stay NumPy
+    arrays, with no per-point Python work.  A stored point is matched to
+    the new grid by looking its values up in the grid's axes (binary
+    search), so resuming and extending a grid cost
+    :math:`O(n \\log a)` for :math:`n` stored points and axes of length
+    :math:`a`.
+
     Why serial for vectorised work by default: one NumPy call over a chunk
-    of thousands of points costs microseconds per point, less than pickling
-    the chunk to another process and back; a pool pays off for per-point
+    of thousands of points costs microseconds per point, about what sending
+    it to another process and back costs; a pool pays off for per-point
     functions (simulators) that spend milliseconds or more per point.
 
     Examples
@@ -545,6 +560,16 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Any] | Sequence[Mapping[str
                              "per-point seed)")
     entropy = _base_entropy(seed)
     fixed = dict(fixed or {})
+    if seed is None and vectorized is not False and isinstance(grid, Mapping):
+        axes = _bulk_axes(grid)
+        if axes is not None:
+            table = _bulk_sweep(fn, axes, executor=executor, store=store, progress=progress,
+                                chunk=chunk, vectorized=vectorized, fixed=fixed,
+                                seed_arg=seed_arg, columns=columns, workers=workers,
+                                on_mismatch=on_mismatch, on_error=on_error, title=title)
+            if table is not None:
+                return table
+            vectorized = False  # the probe found a per-point function
     names, base_points = _points_of(grid, replications)
     if seed is not None and (seed_arg in names or seed_arg in fixed):
         raise ValueError(f"seed_arg {seed_arg!r} clashes with a parameter of the grid or fixed")
@@ -579,7 +604,7 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Any] | Sequence[Mapping[str
     context = hashlib.sha256(_canonical(
         {"fn": fn_name, "fixed": fixed, "seed": entropy, "seed_arg": seed_arg}).encode()
     ).hexdigest()
-    grid_hash = hashlib.sha256("\n".join(keys).encode()).hexdigest()
+    grid_hash = _grid_hash(grid, replications, keys)
 
     # -- the store: what is already done -----------------------------------
     done: dict[str, dict[str, Any]] = {}
@@ -587,7 +612,12 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Any] | Sequence[Mapping[str
     if store is not None:
         st = SweepStore(store)
         try:
-            done = _open_sweep(st, on_mismatch, fn_name, context, grid_hash, keys, names, entropy)
+            def overlap() -> tuple[int, int]:
+                stored, now = st.keys(), set(keys)  # type: ignore[union-attr]
+                return len(stored - now), len(now - stored)
+            _open_sweep(st, on_mismatch, fn_name, context, grid_hash, len(keys), names, entropy,
+                        overlap)
+            done = st.finished(context)
         except BaseException:
             st.close()
             raise
@@ -602,10 +632,14 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Any] | Sequence[Mapping[str
 
     try:
         if pending:
+            if st is not None:
+                _check_writable(st, n - len(pending), len(pending))
             _compute(fn, pending, keys, params, calls, seeds, results, fixed=fixed,
                      executor=executor, st=st, progress=progress, chunk=chunk,
                      vectorized=vectorized, seeded=seed is not None, workers=workers,
                      record_errors=on_error == "record", context=context)
+        if st is not None and not st.readonly:
+            st.promote()  # a restart's staged points replace the old ones only now
     finally:
         if st is not None:
             st.close()
@@ -637,19 +671,44 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Any] | Sequence[Mapping[str
     return table_from_records(records, title=title, table_cls=Table, columns=cols)
 
 
+def _grid_hash(grid: Any, replications: int | None, keys: Sequence[str] | None = None) -> str:
+    """Fingerprint of the grid: its axes for a mapping (cheap), else the point keys in order."""
+    if isinstance(grid, Mapping):
+        axes = [[str(name), np.atleast_1d(np.asarray(v)).tolist()] for name, v in grid.items()]
+        text = _canonical({"axes": axes, "replications": replications})
+    else:
+        assert keys is not None
+        text = "\n".join(keys)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _check_writable(st: SweepStore, have: int, missing: int) -> None:
+    if st.readonly:
+        raise ValueError(
+            f"store {st.path!r} is read-only (its file, directory or medium cannot be written): "
+            f"{have} finished point(s) were read from it, but {missing} point(s) still need "
+            f"computing and cannot be recorded. Copy the store to a writable place, or use "
+            f"another store file (or none).")
+
+
 def _open_sweep(st: SweepStore, on_mismatch: str, fn_name: str, context: str, grid_hash: str,
-                keys: list[str], names: list[str], entropy: int | None
-                ) -> dict[str, dict[str, Any]]:
-    """Check the store against this sweep; returns the finished points to reuse."""
+                n_points: int, names: list[str], entropy: int | None,
+                overlap: Callable[[], tuple[int, int]]) -> None:
+    """Check the store against this sweep and prepare it (description, staged restart).
+
+    ``overlap()`` gives (finished points not in the new grid, new points not
+    finished) for the mismatch message.
+    """
     meta = st.meta()
-    new_meta = {"fn": fn_name, "context": context, "grid": grid_hash, "n_points": len(keys),
+    now = time.strftime("%Y-%m-%dT%H:%M:%S")
+    new_meta = {"fn": fn_name, "context": context, "grid": grid_hash, "n_points": n_points,
                 "params": names, "seed": entropy, "version": __version__,
-                "created": meta.get("created", time.strftime("%Y-%m-%dT%H:%M:%S"))}
+                "created": meta.get("created", now)}
     if not meta:
         if st.count():
             raise StoreMismatchError(f"store {st.path!r} holds points but no sweep description")
         st.write_meta(new_meta)
-        return {}
+        return
     problems = []
     if meta.get("version") != __version__:
         problems.append(f"library version: store {meta.get('version')}, now {__version__}")
@@ -658,24 +717,34 @@ def _open_sweep(st: SweepStore, on_mismatch: str, fn_name: str, context: str, gr
         detail = f" ({meta.get('fn')} -> {fn_name})" if meta.get("fn") != fn_name else ""
         problems.append(f"{what} changed{detail}")
     if meta.get("grid") != grid_hash:
-        stored = st.keys()
-        now = set(keys)
+        gone, todo = overlap()
         problems.append(f"grid changed: store has {meta.get('n_points')} points over "
-                        f"{meta.get('params')}, now {len(keys)} over {names}; "
-                        f"{len(stored - now)} finished point(s) not in the new grid, "
-                        f"{len(now - stored)} point(s) of the new grid not finished")
-    if problems and on_mismatch == "raise":
+                        f"{meta.get('params')}, now {n_points} over {names}; "
+                        f"{gone} finished point(s) not in the new grid, "
+                        f"{todo} point(s) of the new grid not finished")
+    if not problems:
+        return
+    if on_mismatch == "raise":
         raise StoreMismatchError(
             f"store {st.path!r} was written by a different sweep: " + "; ".join(problems)
-            + ". Pass on_mismatch='reuse' to keep its matching finished points and compute the "
-              "rest, on_mismatch='restart' to discard them, or use another store file.")
-    if problems and on_mismatch == "restart":
-        st.clear()
-        st.write_meta({**new_meta, "created": time.strftime("%Y-%m-%dT%H:%M:%S")})
-        return {}
-    if problems:  # reuse
-        st.write_meta(new_meta)
-    return st.finished(context)
+            + ". To keep its matching finished points and compute the rest, pass "
+              "--on-mismatch reuse (command line) or on_mismatch='reuse' (Python); to replace "
+              "them once the new sweep has finished, --on-mismatch restart or "
+              "on_mismatch='restart'; or use another store file.")
+    if st.readonly:
+        raise ValueError(f"store {st.path!r} is read-only (its file, directory or medium cannot "
+                         f"be written), so on_mismatch={on_mismatch!r} cannot update it: "
+                         + "; ".join(problems) + ". Copy it to a writable place or use another "
+                         "store file.")
+    if on_mismatch == "restart":
+        # compute into the staged tables; the old points stay until the new sweep succeeds.
+        # An unfinished restart of this very sweep is resumed.
+        staged = st.staged_meta()
+        same = bool(staged) and all(staged.get(k) == new_meta[k]
+                                    for k in ("fn", "context", "grid", "version"))
+        st.stage(None if same else {**new_meta, "created": now})
+        return
+    st.write_meta(new_meta)  # reuse
 
 
 def _compute(fn: Callable[..., Any], pending: list[int], keys: list[str],
@@ -684,8 +753,6 @@ def _compute(fn: Callable[..., Any], pending: list[int], keys: list[str],
              fixed: dict[str, Any], executor: Any, st: SweepStore | None, progress: bool,
              chunk: int | None, vectorized: bool | None, seeded: bool, workers: int | None,
              record_errors: bool, context: str) -> None:
-    from .progress import progress as progress_bar
-
     def commit(idx: list[int], out: list[tuple[dict | None, str | None]], elapsed: float) -> None:
         for i, (row, err) in zip(idx, out):
             results[i] = (row, err)
@@ -706,17 +773,44 @@ def _compute(fn: Callable[..., Any], pending: list[int], keys: list[str],
     size = chunk if chunk is not None else (DEFAULT_VECTOR_CHUNK if vectorized else 1)
     tasks = [todo[j:j + size] for j in range(0, len(todo), size)]
 
-    # -- choose the executor -------------------------------------------------
+    ex, owned = _pick_executor(executor, workers, len(tasks), not vectorized, fn, fixed)
+
+    def note(exc: BaseException, task: list[int]) -> None:
+        where_ = params[task[0]] if len(task) == 1 else f"{len(task)} points from {params[task[0]]}"
+        if hasattr(exc, "add_note"):
+            exc.add_note(f"sweep: while evaluating {_name(fn)} at {where_}")
+
+    # -- run -------------------------------------------------------------------
+    def serial() -> Iterator[None]:
+        for task in tasks:
+            try:
+                out, elapsed = _run_task(fn, [calls[i] for i in task], fixed, vectorized,
+                                         record_errors)
+            except Exception as exc:
+                note(exc, task)
+                raise
+            commit(task, out, elapsed)
+            yield None
+
+    def parallel() -> Iterator[None]:
+        for task, (out, elapsed) in _parallel(ex, tasks, lambda task: ex.submit(
+                _run_task, fn, [calls[i] for i in task], fixed, vectorized, record_errors), note):
+            commit(task, out, elapsed)
+            yield None
+
+    _drive(serial() if ex is None else parallel(), len(tasks), progress, owned)
+
+
+def _pick_executor(executor: Any, workers: int | None, ntasks: int, pool_by_default: bool,
+                   fn: Any, fixed: Mapping[str, Any]) -> tuple[Any, Any]:
+    """(executor to submit to or None for serial, the pool this sweep owns or None)."""
     owned: Any = None
     ex: Any = None
     where = None
     dask = False
     nworkers = workers or os.cpu_count() or 1
     if executor is None:
-        if not vectorized and len(tasks) > 1 and nworkers > 1:
-            executor = "process"
-        else:
-            executor = "serial"
+        executor = "process" if pool_by_default and ntasks > 1 and nworkers > 1 else "serial"
     if isinstance(executor, str):
         check_choice("executor", executor, ("serial", "process", "thread"))
         if executor == "process":
@@ -739,61 +833,53 @@ def _compute(fn: Callable[..., Any], pending: list[int], keys: list[str],
         elif isinstance(executor, ProcessPoolExecutor):
             where = "a process pool"
     if where is not None:
-        _check_picklable((fn, fixed), fn, where, dask)
+        try:
+            _check_picklable((fn, fixed), fn, where, dask)
+        except BaseException:
+            if owned is not None:
+                owned.shutdown(wait=False)
+            raise
     if executor == "process":
         from concurrent.futures import ProcessPoolExecutor
-        owned = ex = ProcessPoolExecutor(max_workers=min(nworkers, len(tasks)))
+        owned = ex = ProcessPoolExecutor(max_workers=min(nworkers, ntasks))
+    return ex, owned
 
-    def note(exc: BaseException, task: list[int]) -> None:
-        where_ = params[task[0]] if len(task) == 1 else f"{len(task)} points from {params[task[0]]}"
-        if hasattr(exc, "add_note"):
-            exc.add_note(f"sweep: while evaluating {_name(fn)} at {where_}")
 
-    # -- run -------------------------------------------------------------------
-    def serial() -> Iterator[None]:
-        for task in tasks:
-            try:
-                out, elapsed = _run_task(fn, [calls[i] for i in task], fixed, vectorized,
-                                         record_errors)
-            except Exception as exc:
-                note(exc, task)
-                raise
-            commit(task, out, elapsed)
-            yield None
-
-    def parallel() -> Iterator[None]:
-        from concurrent.futures import FIRST_COMPLETED, wait
-        limit = max(2, 4 * _executor_workers(ex))
-        queue = iter(tasks)
-        inflight: dict[Any, list[int]] = {}
-        try:
-            while True:
-                while len(inflight) < limit:
-                    task = next(queue, None)
-                    if task is None:
-                        break
-                    fut = ex.submit(_run_task, fn, [calls[i] for i in task], fixed, vectorized,
-                                    record_errors)
-                    inflight[fut] = task
-                if not inflight:
-                    return
-                finished, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    task = inflight.pop(fut)
-                    try:
-                        out, elapsed = fut.result()
-                    except Exception as exc:
-                        note(exc, task)
-                        raise
-                    commit(task, out, elapsed)
-                    yield None
-        finally:
-            for fut in inflight:
-                fut.cancel()
-
-    runner = serial() if ex is None else parallel()
+def _parallel(ex: Any, tasks: Sequence[Any], submit: Callable[[Any], Any],
+              note: Callable[[BaseException, Any], None]) -> Iterator[tuple[Any, Any]]:
+    """(task, result) as tasks finish, at most 4 per worker in flight."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+    limit = max(2, 4 * _executor_workers(ex))
+    queue = iter(tasks)
+    inflight: dict[Any, Any] = {}
     try:
-        for _ in progress_bar(runner, total=len(tasks), desc="sweep",
+        while True:
+            while len(inflight) < limit:
+                task = next(queue, None)
+                if task is None:
+                    break
+                inflight[submit(task)] = task
+            if not inflight:
+                return
+            finished, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+            for fut in finished:
+                task = inflight.pop(fut)
+                try:
+                    out = fut.result()
+                except Exception as exc:
+                    note(exc, task)
+                    raise
+                yield task, out
+    finally:
+        for fut in inflight:
+            fut.cancel()
+
+
+def _drive(runner: Iterator[None], total: int, progress: bool, owned: Any) -> None:
+    """Run ``runner`` to the end under a progress bar; shut down the owned pool."""
+    from .progress import progress as progress_bar
+    try:
+        for _ in progress_bar(runner, total=total, desc="sweep",
                               enable=None if progress else False):
             pass
     except BaseException:
@@ -829,3 +915,349 @@ def _probe(fn: Callable[..., Any], idx: list[int], calls: list[dict[str, Any]],
         return False, 1
     commit(idx, out, start1 - start)
     return True, len(idx)
+
+
+# ---------------------------------------------------------------------------
+# the bulk path: vectorised functions over a cartesian grid, chunks as arrays
+# ---------------------------------------------------------------------------
+def _bulk_axes(grid: Mapping[str, Any]) -> dict[str, np.ndarray] | None:
+    """The grid's axes as 1-D numeric, boolean or text arrays (None: use the per-point path).
+
+    Raises for an empty grid, an empty axis, a non-finite number or a value
+    listed twice (which would make a point appear twice).
+    """
+    if not grid:
+        raise ValueError("grid: needs at least one parameter")
+    axes = {}
+    for name, values in grid.items():
+        if np.size(values) == 0:
+            raise ValueError(f"grid: parameter {name!r} has no values")
+        arr = np.atleast_1d(np.asarray(values))
+        if arr.ndim != 1 or arr.dtype.kind not in "biufU":
+            return None
+        if arr.dtype.kind in "iu" and np.any(np.abs(arr.astype(float)) >= 2.0 ** 53):
+            return None  # not exactly representable as a float: keep exact per-point keys
+        if arr.dtype.kind == "f":
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                raise ValueError(f"grid: parameter {name!r} must be a finite number, string, "
+                                 f"bool or None per point; got {arr[bad][0]!r}")
+        uniq = np.unique(_canon(arr))
+        if uniq.size != arr.size:
+            srt = np.sort(_canon(arr))
+            dup = srt[:-1][srt[1:] == srt[:-1]][0]
+            raise ValueError(f"grid: duplicate point: parameter {name!r} lists {dup!r} more than "
+                             f"once (each point must be unique; use replications= for repeated "
+                             f"simulation runs)")
+        axes[str(name)] = arr
+    return axes
+
+
+def _canon(arr: np.ndarray) -> np.ndarray:
+    """Values compared by identity of points: numbers as float64 (-0.0 as 0.0), text, bools."""
+    if arr.dtype.kind in "iuf":
+        return arr.astype(np.float64) + 0.0
+    return arr
+
+
+def _category(arr: np.ndarray) -> str:
+    k = arr.dtype.kind
+    return "n" if k in "iuf" else k
+
+
+def _match(axes: Mapping[str, np.ndarray], stored: Mapping[str, np.ndarray]) -> np.ndarray:
+    """For each stored point, its index in the cartesian grid of ``axes`` (-1 where absent).
+
+    Each stored value is looked up in its axis (binary search on the sorted
+    axis); the grid index is then the row-major index of the axis indices
+    (first axis slowest, as :func:`mva.table.grid_points`).
+    """
+    m = len(next(iter(stored.values()))) if stored else 0
+    if set(axes) != set(stored) or m == 0:
+        return np.full(m, -1, dtype=np.int64)
+    found = np.ones(m, dtype=bool)
+    index = []
+    for name, axis in axes.items():
+        a, b = _canon(axis), stored[name]
+        if _category(axis) != _category(b) or b.dtype.kind == "O":
+            return np.full(m, -1, dtype=np.int64)
+        b = _canon(b)
+        order = np.argsort(a, kind="stable")
+        srt = a[order]
+        at = np.minimum(np.searchsorted(srt, b), srt.size - 1)
+        found &= srt[at] == b
+        index.append(order[at])
+    pos = np.ravel_multi_index(tuple(index), tuple(a.size for a in axes.values()))
+    return np.where(found, pos, -1)
+
+
+def _chunk_columns(result: Any, k: int) -> dict[str, np.ndarray] | None:
+    """A vectorised result for ``k`` points as name -> array of length ``k`` (None: not per point).
+
+    Per-point fields (arrays of shape ``(k,)``) keep their dtype; scalars are
+    repeated; other fields are dropped, as in :func:`sweep`.
+    """
+    fields = _fields(result)
+    if fields is None:
+        fields = {_RESULT: result}
+    out: dict[str, np.ndarray] = {}
+    vector = False
+    for name, value in fields.items():
+        if isinstance(value, (list, tuple)):
+            value = np.asarray(value)
+        ok, v = _json_scalar(value)
+        if ok:
+            if v is None:
+                col = np.empty(k, dtype=object)
+                col[:] = None
+            else:
+                col = np.full(k, v)
+            out[name] = col
+            continue
+        if isinstance(value, np.ndarray) and value.shape == (k,):
+            if value.dtype.kind in "biufU":
+                out[name] = value
+                vector = True
+            elif all(_json_scalar(x)[0] for x in value.tolist()):
+                col = np.empty(k, dtype=object)
+                col[:] = [_json_scalar(x)[1] for x in value.tolist()]
+                out[name] = col
+                vector = True
+    if not vector and k != 1:
+        return None
+    return out
+
+
+def _run_bulk_task(fn: Callable[..., Any], arrays: Mapping[str, np.ndarray],
+                   fixed: Mapping[str, Any], record_errors: bool
+                   ) -> tuple[dict[str, np.ndarray], float]:
+    """One chunk of a vectorised sweep: (result columns, seconds)."""
+    start = time.perf_counter()
+    k = len(next(iter(arrays.values())))
+    try:
+        cols = _chunk_columns(fn(**arrays, **fixed), k)
+        if cols is None:
+            raise ValueError(f"vectorized=True but {_name(fn)} returned no per-point field of "
+                             f"length {k} for a chunk of {k} points")
+        return cols, time.perf_counter() - start
+    except Exception:
+        if not record_errors:
+            raise
+    # isolate the failing points: evaluate this chunk point by point
+    calls = [{n: a[i].item() for n, a in arrays.items()} for i in range(k)]
+    out, _ = _run_task(fn, calls, fixed, False, True)
+    names = list(dict.fromkeys(name for row, _ in out for name in (row or {})))
+    cols = {name: _column([(row or {}).get(name) for row, _ in out]) for name in names}
+    err = np.empty(k, dtype=object)
+    err[:] = [e for _, e in out]
+    cols["error"] = err
+    return cols, time.perf_counter() - start
+
+
+def _column(values: list[Any]) -> np.ndarray:
+    from ._store import column_array
+    return column_array(values)
+
+
+def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor: Any,
+                store: Any, progress: bool, chunk: int | None, vectorized: bool | None,
+                fixed: dict[str, Any], seed_arg: str, columns: Sequence[str] | None,
+                workers: int | None, on_mismatch: str, on_error: str,
+                title: str | None) -> Table | None:
+    """:func:`sweep` of a vectorised ``fn`` over a cartesian grid without per-point records.
+
+    Returns None when the probe finds ``fn`` is not vectorised (nothing is
+    recorded then, and the caller continues point by point).
+    """
+    names = list(axes)
+    cols = grid_points(axes)
+    n = len(cols[names[0]])
+    fn_name = _name(fn)
+    context = hashlib.sha256(_canonical(
+        {"fn": fn_name, "fixed": fixed, "seed": None, "seed_arg": seed_arg}).encode()).hexdigest()
+    grid_hash = _grid_hash(axes, None)
+    record_errors = on_error == "record"
+
+    # -- the store: what is already done -----------------------------------
+    pieces: list[tuple[np.ndarray, dict[str, np.ndarray]]] = []  # (grid positions, results)
+    done = np.zeros(n, dtype=bool)
+    st: SweepStore | None = None
+    if store is not None:
+        st = SweepStore(store)
+        try:
+            def overlap() -> tuple[int, int]:
+                hit = np.zeros(n, dtype=bool)
+                gone = 0
+                for params, _ in _stored_pieces(st, None):  # type: ignore[arg-type]
+                    pos = _match(axes, params)
+                    gone += int(np.count_nonzero(pos < 0))
+                    hit[pos[pos >= 0]] = True
+                return gone, int(n - np.count_nonzero(hit))
+            _open_sweep(st, on_mismatch, fn_name, context, grid_hash, n, names, None, overlap)
+            for params, res in _stored_pieces(st, context):
+                pos = _match(axes, params)
+                keep = pos >= 0
+                if keep.any():
+                    pieces.append((pos[keep], {k: v[keep] for k, v in res.items()}))
+                    done[pos[keep]] = True
+        except BaseException:
+            st.close()
+            raise
+
+    try:
+        pending = np.flatnonzero(~done)
+        if pending.size and st is not None:
+            _check_writable(st, n - int(pending.size), int(pending.size))
+
+        def commit(idx: np.ndarray, res: dict[str, np.ndarray], elapsed: float) -> None:
+            pieces.append((idx, res))
+            if st is not None:
+                st.record_chunk({k: cols[k][idx] for k in names}, res, context=context,
+                                version=__version__, elapsed=elapsed)
+
+        # -- vectorised? (unless told) ---------------------------------------
+        if vectorized is None and pending.size:
+            if pending.size < 2:
+                if st is not None:
+                    st.close()
+                    st = None
+                return None
+            idx = pending[:2]
+            arrays = {k: cols[k][idx] for k in names}
+            start = time.perf_counter()
+            try:
+                res, _ = _run_bulk_task(fn, arrays, fixed, False)
+                first = _flatten_point(fn(**{k: a[0].item() for k, a in arrays.items()}, **fixed))
+            except Exception:
+                res = None
+            if res is None or not _same_row({k: _json_scalar(v[0])[1] for k, v in res.items()},
+                                            first):
+                if st is not None:
+                    st.close()
+                    st = None
+                return None
+            commit(idx, res, time.perf_counter() - start)
+            pending = pending[2:]
+
+        # -- compute the rest in chunks ------------------------------------
+        if pending.size:
+            size = chunk if chunk is not None else DEFAULT_VECTOR_CHUNK
+            tasks = [pending[j:j + size] for j in range(0, pending.size, size)]
+
+            def task_arrays(idx: np.ndarray) -> dict[str, np.ndarray]:
+                if idx[-1] - idx[0] == idx.size - 1:  # contiguous: views, no copy
+                    return {k: cols[k][idx[0]:idx[-1] + 1] for k in names}
+                return {k: cols[k][idx] for k in names}
+
+            def note(exc: BaseException, idx: np.ndarray) -> None:
+                first = {k: cols[k][idx[0]].item() for k in names}
+                where = first if idx.size == 1 else f"{idx.size} points from {first}"
+                if hasattr(exc, "add_note"):
+                    exc.add_note(f"sweep: while evaluating {fn_name} at {where}")
+
+            def serial() -> Iterator[None]:
+                for idx in tasks:
+                    try:
+                        res, elapsed = _run_bulk_task(fn, task_arrays(idx), fixed, record_errors)
+                    except Exception as exc:
+                        note(exc, idx)
+                        raise
+                    commit(idx, res, elapsed)
+                    yield None
+
+            def parallel() -> Iterator[None]:
+                for idx, (res, elapsed) in _parallel(ex, tasks, lambda idx: ex.submit(
+                        _run_bulk_task, fn, task_arrays(idx), fixed, record_errors), note):
+                    commit(idx, res, elapsed)
+                    yield None
+
+            if executor == "process" and len(tasks) > 1:
+                # the first chunk here: imports and first-call caches (SymPy lambdify, numba)
+                # are then warm in this process, and the forked workers inherit them
+                idx = tasks.pop(0)
+                try:
+                    res, elapsed = _run_bulk_task(fn, task_arrays(idx), fixed, record_errors)
+                except Exception as exc:
+                    note(exc, idx)
+                    raise
+                commit(idx, res, elapsed)
+            ex, owned = _pick_executor(executor, workers, len(tasks), False, fn, fixed)
+            _drive(serial() if ex is None else parallel(), len(tasks), progress, owned)
+        if st is not None and not st.readonly:
+            st.promote()  # a restart's staged points replace the old ones only now
+    finally:
+        if st is not None:
+            st.close()
+    return _assemble(names, cols, n, pieces, columns, title)
+
+
+def _stored_pieces(st: SweepStore, context: str | None
+                   ) -> Iterator[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
+    """(parameter columns, result columns) of the stored chunks and per-point rows."""
+    for c in st.chunk_arrays(context):
+        yield c["params"], c["result"]
+    recs = st._point_rows(context)
+    if recs:
+        pnames = list(dict.fromkeys(k for r in recs for k in r["params"]))
+        rnames = list(dict.fromkeys(k for r in recs for k in (r["result"] or {})))
+        params = {k: _column([r["params"].get(k) for r in recs]) for k in pnames}
+        res = {k: _column([(r["result"] or {}).get(k) for r in recs]) for k in rnames}
+        if any(r["error"] is not None for r in recs):
+            err = np.empty(len(recs), dtype=object)
+            err[:] = [r["error"] for r in recs]
+            res["error"] = err
+        yield params, res
+
+
+def _assemble(names: list[str], cols: dict[str, np.ndarray], n: int,
+              pieces: list[tuple[np.ndarray, dict[str, np.ndarray]]],
+              columns: Sequence[str] | None, title: str | None) -> Table:
+    """The sweep's table: the grid columns, then every result field scattered into grid order."""
+    fields = list(dict.fromkeys(k for _, res in pieces for k in res if k not in names))
+    has_error = "error" in fields and any(
+        any(x is not None for x in res["error"].tolist()) for _, res in pieces if "error" in res)
+    fields = [f for f in fields if f != "error"]
+    if columns is not None:
+        for c in columns:
+            if c not in fields and c not in names and not has_error:
+                raise ValueError(f"columns: unknown result field {c!r}")
+        fields = [c for c in columns if c not in names]
+    data: dict[str, np.ndarray] = {k: cols[k] for k in names}
+    pieces = sorted(pieces, key=lambda p: int(p[0][0]) if len(p[0]) else -1)
+    # the usual case (no store or a store filled in grid order): contiguous pieces in order
+    in_order = sum(len(p[0]) for p in pieces) == n and all(
+        len(idx) == 0 or (idx[0] == at and idx[-1] == at + len(idx) - 1)
+        for idx, at in zip((p[0] for p in pieces), np.cumsum([0] + [len(p[0]) for p in pieces])))
+    for f in fields + (["error"] if has_error else []):
+        parts = [(idx, res.get(f)) for idx, res in pieces]
+        if in_order and all(a is not None for _, a in parts) and \
+                len({a.dtype.kind for _, a in parts}) == 1 and parts[0][1].dtype.kind != "O":
+            data[f] = np.concatenate([a for _, a in parts]) if len(parts) > 1 else parts[0][1]
+        else:
+            data[f] = _scatter(n, parts)
+    for k, v in data.items():  # text as Python strings, as the per-point path gives
+        if v.dtype.kind == "U":
+            data[k] = v.astype(object)
+    return Table(columns=tuple(data), data=data, title=title, formats={})
+
+
+def _scatter(n: int, parts: list[tuple[np.ndarray, np.ndarray | None]]) -> np.ndarray:
+    present = [a for _, a in parts if a is not None]
+    covered = sum(len(idx) for idx, a in parts if a is not None)
+    kinds = {a.dtype.kind for a in present}
+    if present and "O" not in kinds and (len(kinds) == 1 or kinds <= set("iuf")):
+        dtype = np.result_type(*present)
+        if covered == n or dtype.kind in "iuf":
+            if covered < n:
+                dtype = np.result_type(dtype, np.float64)
+            out = np.empty(n, dtype=dtype) if covered == n else np.full(n, np.nan, dtype=dtype)
+            for idx, a in parts:
+                if a is not None:
+                    out[idx] = a
+            return out
+    vals: list[Any] = [None] * n
+    for idx, a in parts:
+        if a is not None:
+            for i, v in zip(idx.tolist(), a.tolist()):
+                vals[i] = v
+    return _column(vals)

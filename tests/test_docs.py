@@ -385,3 +385,35 @@ def test_parameter_tables_render(item):
         t = doc_tables.parameter_glossary(b["argument"].split() or None)
         assert "MechanismParams" in t.to_rst() and "LoPCParams" in t.to_rst()
     assert "cycles" in t.to_rst() and len(t.to_rst().splitlines()) > 5
+
+
+def test_figures_mark_saturated_points():
+    # issue 20: the Figure 4 redraw showed saturated points (p = 8, null handler) unmarked
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from models import policy
+    text = (GUIDE / "figures.rst").read_text()
+    fig4 = next(b["content"] for b in doc_tables.directive_blocks(text, ("plot",))
+                if "fl.execution_time / fx.execution_time" in b["content"])
+    ns: dict = {"__name__": "__plot__"}
+    exec("import numpy as np\nfrom matplotlib import pyplot as plt\n", ns)
+    try:
+        exec(compile(fig4, "figures.rst:Figure 4", "exec"), ns)  # noqa: S102 - our docs
+        ax = plt.gcf().axes[0]                                    # null-handler
+        hollow = sum(len(line.get_xdata()) for line in ax.get_lines()
+                     if line.get_marker() == "o" and line.get_markerfacecolor() == "white")
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    finally:
+        plt.close("all")
+    U = np.linspace(0.05, 0.95, 19)
+    want = 0
+    for p in (2, 3, 4, 8):
+        prm = policy.preset("null-handler", p=p, U=U, O_int=200)
+        want += int(np.sum(policy.solve(prm, "fixed").saturated
+                           | policy.solve(prm, "floating").saturated))
+    assert want > 0 and hollow == want            # every saturated point (the legend key is empty)
+    assert doc_tables.SATURATED_LABEL in labels

@@ -44,7 +44,8 @@ import math
 import os
 from typing import IO, Any, Callable, Iterable, Iterator, NamedTuple
 
-__all__ = ["Record", "TraceFormatError", "read_trace", "write_trace", "compute", "request",
+__all__ = ["Record", "TraceFormatError", "TraceFileError", "TraceFileNotFoundError", "read_trace",
+           "trace_extent", "write_trace", "compute", "request",
            "detect_format", "CSV_HEADER", "FORMATS", "SEQUENTIAL", "NOSYNC"]
 
 #: the exact CSV header line (after optional ``#`` comment lines)
@@ -140,6 +141,27 @@ class TraceFormatError(ValueError):
 # --------------------------------------------------------------------------
 # field parsing (shared by both formats)
 # --------------------------------------------------------------------------
+
+class TraceFileError(ValueError, OSError):
+    """A trace file that cannot be opened (an :class:`OSError` and a :class:`ValueError`).
+
+    The message is one line, ``"<path>: <reason>"``; ``filename``,
+    ``errno`` and ``strerror`` are set as for an :class:`OSError`.
+    """
+
+    def __init__(self, path: str, reason: str, code: int | None = None) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.filename = path
+        self.errno = code
+        self.strerror = reason
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class TraceFileNotFoundError(TraceFileError, FileNotFoundError):
+    """The trace file does not exist."""
+
 
 class _Bad(Exception):
     pass
@@ -240,7 +262,8 @@ def _open_text(path: str, mode: str) -> IO[str]:
     return open(path, mode, encoding="utf-8", newline="")
 
 
-def _csv_records(lines: Iterable[str], name: str) -> Iterator[Record]:
+def _csv_records(lines: Iterable[str], name: str,
+                 limits: tuple[int | None, int | None] | None = None) -> Iterator[Record]:
     header_seen = False
     build = _build
     new = _new
@@ -269,7 +292,10 @@ def _csv_records(lines: Iterable[str], name: str) -> Iterator[Record]:
                 t = int(th)
                 c = float(cyc)
                 if t >= 0 and 0.0 <= c < inf:
-                    yield new(Record, (t, "compute", c, None, None, None, None, None))
+                    rec = new(Record, (t, "compute", c, None, None, None, None, None))
+                    if limits is not None:
+                        _check_limits(rec, limits, name, lineno)
+                    yield rec
                     continue
             elif kind == "request" and not cyc and not key:
                 t = int(th)
@@ -278,7 +304,10 @@ def _csv_records(lines: Iterable[str], name: str) -> Iterator[Record]:
                 q = float(rq)
                 y = float(ry) if ry else None
                 if t >= 0 and d >= 0 and sz >= 0 and 0.0 <= q < inf and (y is None or 0.0 <= y < inf):
-                    yield new(Record, (t, "request", None, d, sz, q, y, None))
+                    rec = new(Record, (t, "request", None, d, sz, q, y, None))
+                    if limits is not None:
+                        _check_limits(rec, limits, name, lineno)
+                    yield rec
                     continue
         except ValueError:
             pass
@@ -286,12 +315,15 @@ def _csv_records(lines: Iterable[str], name: str) -> Iterator[Record]:
             rec = build(*[p.strip() or None for p in parts])
         except _Bad as exc:
             raise TraceFormatError(name, lineno, str(exc)) from None
+        if limits is not None:
+            _check_limits(rec, limits, name, lineno)
         yield rec
     if not header_seen:
         raise TraceFormatError(name, max(lineno, 1), f"missing the header {CSV_HEADER!r}")
 
 
-def _jsonl_records(lines: Iterable[str], name: str) -> Iterator[Record]:
+def _jsonl_records(lines: Iterable[str], name: str,
+                   limits: tuple[int | None, int | None] | None = None) -> Iterator[Record]:
     loads = json.loads
     build = _build
     allowed = frozenset(_FIELDS)
@@ -316,11 +348,31 @@ def _jsonl_records(lines: Iterable[str], name: str) -> Iterator[Record]:
                         g("req_cost"), g("reply_cost"), g("key"))
         except _Bad as exc:
             raise TraceFormatError(name, lineno, str(exc)) from None
+        if limits is not None:
+            _check_limits(rec, limits, name, lineno)
         yield rec
 
 
+def _check_limits(rec: Record, limits: tuple[int | None, int | None], name: str,
+                  lineno: int) -> None:
+    """Raise a :class:`TraceFormatError` at ``name:lineno`` if ``rec`` does not fit the machine."""
+    threads, nodes = limits
+    if threads is not None and rec[0] >= threads:
+        raise TraceFormatError(name, lineno, f"record for thread {rec[0]}, but the machine runs "
+                               f"{threads} thread(s) (0..{threads - 1}), one per compute "
+                               f"processor: the trace needs at least {rec[0] + 1} (simulate "
+                               f"trace: pass a larger --nodes or --procs; trace_extent() gives "
+                               f"the size a trace needs)")
+    if nodes is not None and rec[3] is not None and rec[3] >= nodes:
+        raise TraceFormatError(name, lineno, f"thread {rec[0]}: request to node {rec[3]}, but the "
+                               f"machine has nodes 0 to {nodes - 1}: the trace needs at least "
+                               f"{rec[3] + 1} nodes (simulate trace: pass --nodes {rec[3] + 1} "
+                               f"or more; trace_extent() gives the size a trace needs)")
+
+
 def read_trace(source: str | os.PathLike[str] | IO[str], *, format: str | None = None,
-               name: str | None = None) -> Iterator[Record]:
+               name: str | None = None, threads: int | None = None,
+               nodes: int | None = None) -> Iterator[Record]:
     """Stream the records of a trace file (a generator; constant memory).
 
     Parameters
@@ -333,6 +385,10 @@ def read_trace(source: str | os.PathLike[str] | IO[str], *, format: str | None =
         for streams.
     name : str, optional
         Name used in error messages (defaults to the path).
+    threads, nodes : int, optional
+        The machine the trace will drive: a record of thread ``>= threads``
+        or a request to node ``>= nodes`` is an error naming ``file:line``
+        and the size the trace needs (see :func:`trace_extent`).
 
     Yields
     ------
@@ -341,6 +397,11 @@ def read_trace(source: str | os.PathLike[str] | IO[str], *, format: str | None =
 
     Raises
     ------
+    TraceFileError
+        At once (before anything is yielded) when the file cannot be read
+        (:class:`TraceFileNotFoundError`, also a :class:`FileNotFoundError`,
+        when it does not exist); an :class:`OSError` and a
+        :class:`ValueError` whose one-line message names the file.
     TraceFormatError
         On the first malformed line, naming file, line number and problem.
         Records before it have already been yielded.
@@ -356,16 +417,72 @@ def read_trace(source: str | os.PathLike[str] | IO[str], *, format: str | None =
     ...
     validation.traces.TraceFormatError: t.csv:3: cycles must be finite and >= 0; got '-1'
     """
+    limits = None
+    for arg, v in (("threads", threads), ("nodes", nodes)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ValueError(f"{arg} must be an integer >= 1; got {v!r}")
+    if threads is not None or nodes is not None:
+        limits = (threads, nodes)
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         fmt = format or detect_format(path)
+        _parser(fmt)
         label = name or path
-        return _read_path(path, fmt, label)
+        _check_readable(path, label)
+        return _read_path(path, fmt, label, limits)
     fmt = format or "csv"
     label = name or getattr(source, "name", None) or "<stream>"
     if not isinstance(label, str):
         label = "<stream>"
-    return _read_stream(source, fmt, label)
+    return _read_stream(source, fmt, label, limits)
+
+
+def trace_extent(source: str | os.PathLike[str] | IO[str], *,
+                 format: str | None = None) -> tuple[int, int]:
+    """Threads and nodes a trace needs: ``(max thread + 1, max(max dest + 1, threads))``.
+
+    One streaming pass over the file (constant memory), validating every
+    record as :func:`read_trace` does.  A machine with one compute
+    processor per node needs ``nodes`` nodes to run the trace.
+
+    Parameters
+    ----------
+    source : path or text stream
+    format : {"csv", "jsonl"}, optional
+
+    Returns
+    -------
+    (int, int)
+        Threads and nodes.
+
+    Examples
+    --------
+    >>> import io
+    >>> text = ("thread,kind,cycles,dest,size,req_cost,reply_cost,key\\n"
+    ...         "0,request,,5,64,100,100,\\n3,compute,10,,,,,\\n")
+    >>> trace_extent(io.StringIO(text))
+    (4, 6)
+    """
+    threads, nodes = 0, 0
+    for r in read_trace(source, format=format):
+        if r[0] >= threads:
+            threads = r[0] + 1
+        if r[3] is not None and r[3] >= nodes:
+            nodes = r[3] + 1
+    return threads, max(threads, nodes)
+
+
+def _check_readable(path: str, label: str) -> None:
+    import errno
+    if os.path.isdir(path):
+        raise TraceFileError(label, "is a directory, not a trace file", errno.EISDIR)
+    try:
+        with open(path, "rb"):
+            pass
+    except FileNotFoundError:
+        raise TraceFileNotFoundError(label, "no such trace file", errno.ENOENT) from None
+    except OSError as exc:
+        raise TraceFileError(label, f"cannot be read ({exc.strerror or exc})", exc.errno) from None
 
 
 def _parser(fmt: str) -> Callable[[Iterable[str], str], Iterator[Record]]:
@@ -376,7 +493,8 @@ def _parser(fmt: str) -> Callable[[Iterable[str], str], Iterator[Record]]:
     raise ValueError(f"format must be one of 'csv', 'jsonl'; got {fmt!r}")
 
 
-def _read_path(path: str, fmt: str, label: str) -> Iterator[Record]:
+def _read_path(path: str, fmt: str, label: str,
+               limits: tuple[int | None, int | None] | None = None) -> Iterator[Record]:
     parse = _parser(fmt)
     if path.lower().endswith(".gz"):
         import gzip
@@ -384,7 +502,7 @@ def _read_path(path: str, fmt: str, label: str) -> Iterator[Record]:
     else:
         fh = open(path, "rb")
     with fh:
-        yield from parse(_decoded_bytes(fh, label), label)
+        yield from parse(_decoded_bytes(fh, label), label, limits)
 
 
 def _decoded_bytes(fh: Iterable[bytes], label: str) -> Iterator[str]:
@@ -408,8 +526,9 @@ def _decoded_bytes(fh: Iterable[bytes], label: str) -> Iterator[str]:
         yield line
 
 
-def _read_stream(stream: IO[str], fmt: str, label: str) -> Iterator[Record]:
-    yield from _parser(fmt)(_decoded(stream, label), label)
+def _read_stream(stream: IO[str], fmt: str, label: str,
+                 limits: tuple[int | None, int | None] | None = None) -> Iterator[Record]:
+    yield from _parser(fmt)(_decoded(stream, label), label, limits)
 
 
 def _decoded(fh: IO[str], label: str) -> Iterator[str]:

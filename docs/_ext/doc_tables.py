@@ -9,7 +9,9 @@ output and figure of the docs without Sphinx:
   output (``.. cli-help::``, ``.. cli-output::``);
 * :func:`computed_tables` -- run a code block whose last expression is a
   :class:`mva.table.Table` (``.. computed-table::``);
-* :func:`directive_blocks` -- find the directives of a reST file.
+* :func:`directive_blocks` -- find the directives of a reST file;
+* :func:`plot_marked` / :func:`note_saturated` -- draw a model curve whose
+  saturated points are marked (hollow markers) and say so on the figure.
 
 Option values are Python literals (:func:`ast.literal_eval`); ``:derived:``
 expressions are evaluated by a small arithmetic interpreter that knows the
@@ -28,7 +30,8 @@ from typing import Any, Iterator, Mapping
 
 __all__ = ["resolve", "split_assignments", "split_formats", "rst_safe", "parse_derived", "model_table", "cli_parser",
            "cli_help", "cli_output", "computed_tables", "reference_table_rst", "directive_blocks",
-           "SAFE_FUNCTIONS", "quick_validation", "sympy_equations_rst"]
+           "SAFE_FUNCTIONS", "quick_validation", "sympy_equations_rst", "plot_marked",
+           "note_saturated"]
 
 
 def resolve(path: str) -> Any:
@@ -608,3 +611,44 @@ def quick_validation(seed: int = 0) -> Any:
 
         _QUICK[seed] = run_validation(quick=True, seed=seed, workers=2, progress=False)
     return _QUICK[seed]
+
+
+#: label of the legend entry :func:`note_saturated` adds
+SATURATED_LABEL = "hollow marker: saturated point (no steady state; value not meaningful)"
+
+
+def plot_marked(ax: Any, x: Any, y: Any, saturated: Any, *fmt: str, **kw: Any) -> Any:
+    """Plot a model curve and mark its saturated points with hollow markers.
+
+    The curve is drawn as usual (``ax.plot(x, y, *fmt, **kw)``); every point
+    where ``saturated`` is true gets a hollow circle in the curve's colour on
+    top, so a saturated stretch -- where a model's value is a fixed point of
+    a machine with no steady state, not a prediction -- cannot be read as
+    data.  Returns the number of saturated points drawn.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> plot_marked(ax, [1, 2, 3], [1.0, 2.0, 3.0], [True, False, True], "-", label="a")
+    2
+    >>> plt.close(fig)
+    """
+    import numpy as np
+
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    sat = np.broadcast_to(np.asarray(saturated, dtype=bool), x.shape)
+    (line,) = ax.plot(x, y, *fmt, **kw)
+    if sat.any():
+        ax.plot(x[sat], y[sat], "o", ms=5.5, mfc="white", mec=line.get_color(),
+                mew=1.2, ls="none", zorder=line.get_zorder() + 1)
+    return int(sat.sum())
+
+
+def note_saturated(ax: Any, count: int) -> None:
+    """Add the legend entry explaining hollow markers when ``count`` points were saturated."""
+    if count:
+        ax.plot([], [], "o", ms=5.5, mfc="white", mec="0.3", ls="none", label=SATURATED_LABEL)

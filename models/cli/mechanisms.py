@@ -8,7 +8,7 @@ from typing import Any
 from models.mechanisms import (
     MECHANISMS,
     MechanismParams,
-    _mech,
+    _mech_names,
     crossover_bandwidth,
     crossover_latency,
     machine,
@@ -21,12 +21,14 @@ __all__ = ["register"]
 
 
 def _mech_list(text: str) -> list[str]:
+    """``--mechanisms`` value: comma-separated mechanisms or ``all`` (argparse type)."""
     items = [x.strip() for x in text.split(",") if x.strip()]
     if items == ["all"]:
         return list(MECHANISMS)
-    for x in items:
-        _mech(x)
-    return items
+    try:
+        return _mech_names("", items)  # argparse prefixes "argument --mechanisms:"
+    except ValueError as exc:  # argparse prints an ArgumentTypeError's message as given
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _params_from(args: argparse.Namespace) -> MechanismParams:

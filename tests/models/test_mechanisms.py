@@ -351,3 +351,27 @@ def test_equations_match_numeric_implementation(overrides):
         assert ev("T_mp", W=W, o_m=over) == pytest.approx(T, rel=1e-9)
         assert ev("W_mp", T=T) == pytest.approx(W, rel=1e-9)
         assert ev("rho_mp", T=T) == pytest.approx(float(r.utilization), rel=1e-9)
+
+
+def test_crossover_of_a_mechanism_with_itself_is_an_error():
+    # issue 20: `mechanisms crossover --first shared_memory --second shared_memory` printed one
+    for fn in (mm.crossover_bandwidth, mm.crossover_latency):
+        with pytest.raises(ValueError, match=r"first and second.*first='shared_memory'.*"
+                                             r"second='shared_memory'"):
+            fn(first="shared_memory", second="sm")
+    with pytest.raises(ValueError, match=r"second must be one of .*got 'telepathy'"):
+        mm.crossover_latency(second="telepathy")
+
+
+def test_sweep_mechanisms_validated_with_allowed_values():
+    # issue 20: `mechanisms sweep --mechanisms telepathy` said "invalid _mech_list value"
+    with pytest.raises(ValueError, match=r"mechanisms: unknown mechanism 'telepathy'; "
+                                         r"allowed: 'shared_memory', 'prefetch'"):
+        mm.sweep(mechanisms=["telepathy"])
+    with pytest.raises(ValueError, match="non-empty"):
+        mm.sweep(mechanisms=[])
+    with pytest.raises(ValueError, match="listed twice"):
+        mm.sweep(mechanisms=["sm", "shared_memory"])
+    with pytest.raises(argparse.ArgumentTypeError, match=r"unknown mechanism 'telepathy'; allowed"):
+        mm._mech_list("polling,telepathy")
+    assert mm._mech_list("sm, poll") == ["shared_memory", "polling"]

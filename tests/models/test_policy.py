@@ -436,3 +436,23 @@ def test_equations_match_numeric_implementation(pol, p, U):
     B = float(mva.solve(net, "exact").utilization[:, 0].sum())
     assert B > 0.0
     assert ev("P_int", B=B, P_all=P_all) == pytest.approx(P, rel=1e-9, abs=1e-12)
+
+
+def test_huge_machine_refused_before_allocating_with_estimate_and_advice():
+    # issue 20: `policy --nodes 100000` died with a raw out-of-memory traceback (224 GiB array)
+    import tracemalloc
+
+    from mva.errors import CostError
+    from models.policy import PolicyParams, solve
+    tracemalloc.start()
+    try:
+        with pytest.raises(CostError, match=r"nodes=100000 \(method 'schweitzer', 300000 classes "
+                                            r"x 100000 stations\) needs about 1.75 TiB.*use "
+                                            r"method='fixed-point'"):
+            solve(PolicyParams(p=2, nodes=100000, C=1000), "floating")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20        # refused before building the network
+    r = solve(PolicyParams(p=2, nodes=100000, C=1000), "floating", method="fixed-point")
+    assert 0 < r.pp_utilization <= 1

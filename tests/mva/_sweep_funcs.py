@@ -100,3 +100,16 @@ def vec_fails_on_three(x):
     if np.any(x == 3.0):
         raise ValueError("a three in the chunk")
     return {"y": x * 2}
+
+
+def logged_vec(x, log, flag=None, z=0):
+    """Vectorised sqrt(x) + 1 (``z`` is ignored); logs the x of every evaluation (one line per call) to ``log``.
+
+    Raises while the file ``flag`` exists and some x > 5 (a sweep that fails part way).
+    """
+    x = np.asarray(x, dtype=float)
+    if flag is not None and os.path.exists(flag) and np.any(x > 5):
+        raise RuntimeError("flag set: failing on x > 5")
+    with open(log, "a") as fh:
+        fh.write(" ".join(repr(float(v)) for v in np.atleast_1d(x)) + "\n")
+    return {"y": np.sqrt(x) + 1.0}

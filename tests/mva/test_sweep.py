@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -525,3 +526,165 @@ def test_cli_main_lopc_and_policy_match_direct_calls(capsys):
         pol, p, rt = line.split(",")
         ref = policy_solve(PolicyParams(p=int(p), C=1000), policy=pol).round_trip
         assert float(rt) == pytest.approx(float(ref), rel=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# issue 20: restart without loss, grid extension, read-only stores, messages
+# issue 19: the bulk path (vectorised functions, chunks stored as arrays)
+# ---------------------------------------------------------------------------
+def _logged(log):
+    return [float(v) for line in log.read_text().splitlines() for v in line.split()] \
+        if log.exists() else []
+
+
+@pytest.mark.parametrize("vectorized", [True, False])
+def test_restart_replaces_the_store_only_after_the_new_sweep_succeeds(tmp_path, vectorized):
+    store, log, flag = tmp_path / "s.sqlite", tmp_path / "log", tmp_path / "flag"
+    grid = {"x": [float(i) for i in range(10)]}
+    old = sweep(F.logged_vec, grid, fixed={"log": str(log)}, store=store, executor="serial",
+                vectorized=vectorized, chunk=2)
+    with SweepStore(store) as s:
+        old_meta, old_rows = s.meta(), s.rows()
+    # a new sweep (other fixed arguments) restarted over the store fails part way ...
+    flag.write_text("")
+    new_fixed = {"log": str(log), "flag": str(flag)}
+    with pytest.raises(RuntimeError, match="flag set"):
+        sweep(F.logged_vec, grid, fixed=new_fixed, store=store, executor="serial",
+              vectorized=vectorized, chunk=2, on_mismatch="restart")
+    # ... and the store still holds every old point and the old description
+    with SweepStore(store) as s:
+        assert s.meta() == old_meta and s.rows() == old_rows and s.count() == 10
+    n0 = len(_logged(log))
+    again = sweep(F.logged_vec, grid, fixed={"log": str(log)}, store=store, executor="serial",
+                  vectorized=vectorized)
+    assert len(_logged(log)) == n0 and again["y"].tolist() == old["y"].tolist()
+    # the same restart, once it can finish, resumes its staged points and only then swaps in
+    flag.unlink()
+    n1 = len(_logged(log))
+    new = sweep(F.logged_vec, grid, fixed=new_fixed, store=store, executor="serial",
+                vectorized=vectorized, chunk=2, on_mismatch="restart")
+    assert sorted(_logged(log)[n1:]) == [6.0, 7.0, 8.0, 9.0]
+    assert new["y"].tolist() == old["y"].tolist()
+    with SweepStore(store) as s:
+        assert s.count() == 10 and s.meta()["context"] != old_meta["context"]
+        assert s.staged_meta() == {}
+    # and the new sweep now resumes from the store without computing anything
+    n2 = len(_logged(log))
+    sweep(F.logged_vec, grid, fixed=new_fixed, store=store, executor="serial",
+          vectorized=vectorized)
+    assert len(_logged(log)) == n2
+
+
+def test_extending_a_vectorised_grid_reuses_the_stored_overlap(tmp_path):
+    store, log = tmp_path / "s.sqlite", tmp_path / "log"
+    fixed = {"log": str(log)}
+    small = sweep(F.logged_vec, {"x": [1.0, 2.0, 3.0], "z": [0, 1]}, fixed=fixed, store=store,
+                  executor="serial", vectorized=True)
+    assert len(_logged(log)) == 6
+    with pytest.raises(StoreMismatchError, match=r"grid changed.*0 finished point\(s\) not in "
+                                                 r"the new grid, 9 point\(s\) of the new grid"):
+        sweep(F.logged_vec, {"x": [0.5, 1.0, 2.0, 3.0, 4.0], "z": [0, 1, 2]}, fixed=fixed,
+              store=store, executor="serial", vectorized=True)
+    big = sweep(F.logged_vec, {"x": [0.5, 1.0, 2.0, 3.0, 4.0], "z": [0, 1, 2]}, fixed=fixed,
+                store=store, executor="serial", vectorized=True, on_mismatch="reuse")
+    computed = _logged(log)[6:]
+    assert len(computed) == 15 - 6 and 0.5 in computed and 4.0 in computed
+    assert big["y"].tolist() == pytest.approx((np.sqrt(big["x"]) + 1).tolist(), rel=0, abs=0)
+    keep = np.isin(big["x"], [1.0, 2.0, 3.0]) & (big["z"] <= 1)
+    assert sorted(big["y"][keep].tolist()) == sorted(small["y"].tolist())
+
+
+def test_bulk_store_holds_chunks_as_arrays_readable_without_pickle(tmp_path):
+    import io
+    store = tmp_path / "s.sqlite"
+    t = sweep(F.repairman, {"N": list(range(1, 21)), "Z": [0.0, 4.0]}, store=store,
+              executor="serial", chunk=16)
+    con = sqlite3.connect(store)
+    assert con.execute("SELECT COUNT(*) FROM points").fetchone()[0] == 0
+    rows = con.execute("SELECT n, params, result FROM chunks ORDER BY id").fetchall()
+    con.close()
+    assert sum(n for n, _, _ in rows) == 40 and len(rows) == 4  # probe (2), then 16, 16, 6
+    params = np.concatenate([np.load(io.BytesIO(p), allow_pickle=False) for _, p, _ in rows])
+    res = np.concatenate([np.load(io.BytesIO(r), allow_pickle=False) for _, _, r in rows])
+    order = np.lexsort((params["Z"], params["N"]))
+    assert res["X"][order].tolist() == t["X"].tolist()
+    with SweepStore(store) as s:
+        back = s.to_table()
+        assert s.count() == 40 and len(s.rows()) == 40
+    assert sorted(back["X"].tolist()) == sorted(t["X"].tolist())
+
+
+@given(st.lists(st.integers(1, 12), min_size=1, max_size=6, unique=True),
+       st.lists(st.sampled_from([0.0, 0.5, 4.0]), min_size=1, max_size=3, unique=True),
+       st.integers(1, 7))
+def test_bulk_path_matches_per_point_path(ns, zs, chunk):
+    grid = {"N": ns, "Z": zs}
+    bulk = sweep(F.repairman, grid, executor="serial", chunk=chunk, progress=False)
+    ref = sweep(F.repairman, grid, executor="serial", vectorized=False, progress=False)
+    assert bulk.columns == ref.columns
+    for c in ref.columns:
+        assert bulk[c].tolist() == ref[c].tolist()
+        assert bulk[c].dtype == ref[c].dtype
+
+
+def test_bulk_on_two_worker_processes_matches_serial():
+    grid = {"N": list(range(1, 30)), "Z": [0.0, 1.0, 4.0]}
+    serial = sweep(F.repairman, grid, executor="serial", chunk=8)
+    pooled = sweep(F.repairman, grid, executor="process", workers=2, chunk=8, vectorized=True)
+    for c in serial.columns:
+        assert pooled[c].tolist() == serial[c].tolist()
+
+
+def test_read_only_store_reads_back_and_refuses_writes_by_name(tmp_path, monkeypatch):
+    store, log = tmp_path / "s.sqlite", tmp_path / "log"
+    fixed = {"log": str(log)}
+    grid = {"x": [1.0, 4.0, 9.0]}
+    for vec in (True, False):
+        path = tmp_path / f"s{vec}.sqlite"
+        done = sweep(F.logged_vec, grid, fixed=fixed, store=path, executor="serial",
+                     vectorized=vec, chunk=2)
+        shutil.copy(path, tmp_path / "partial.sqlite")
+        con = sqlite3.connect(tmp_path / "partial.sqlite")  # as if killed before x=9 was stored
+        con.execute("DELETE FROM chunks WHERE n = 1" if vec else
+                    "DELETE FROM points WHERE key LIKE '%9.0%'")
+        con.commit()
+        con.close()
+        partial = tmp_path / f"partial{vec}.sqlite"
+        os.replace(tmp_path / "partial.sqlite", partial)
+        os.chmod(path, 0o444)
+        os.chmod(partial, 0o444)
+        # this test may run as root, who may write anything: report the file as unwritable
+        real = os.access
+        monkeypatch.setattr("mva._store.os.access", lambda p, mode: False if os.fspath(p) in (
+            str(path), str(partial)) else real(p, mode))
+        with SweepStore(path) as s:
+            assert s.readonly and s.count() == 3
+            with pytest.raises(ValueError, match=rf"store '{path}' is read-only"):
+                s.record_chunk({"x": np.array([2.0])}, {"y": np.array([1.0])}, context="c",
+                               version="v")
+        n0 = len(_logged(log))
+        back = sweep(F.logged_vec, grid, fixed=fixed, store=path, executor="serial",
+                     vectorized=vec)
+        assert back["y"].tolist() == done["y"].tolist() and len(_logged(log)) == n0
+        with pytest.raises(ValueError, match=rf"store '{partial}' is read-only .*2 finished "
+                                             rf"point\(s\) were read.*1 point\(s\) still need"):
+            sweep(F.logged_vec, grid, fixed=fixed, store=partial, executor="serial",
+                  vectorized=vec)
+        with pytest.raises(ValueError, match=rf"store '{path}' is read-only .*on_mismatch="
+                                             rf"'reuse' cannot update it"):
+            sweep(F.logged_vec, {"x": [1.0, 4.0, 9.0, 16.0]}, fixed=fixed, store=path,
+                  executor="serial", vectorized=vec, on_mismatch="reuse")
+        monkeypatch.undo()
+    # read-only opening of a finished WAL store works on its own (mode=ro / immutable)
+    with SweepStore(tmp_path / "sTrue.sqlite", readonly=True) as s:
+        assert s.count() == 3 and s.to_table()["y"].tolist() == done["y"].tolist()
+
+
+def test_mismatch_message_gives_command_line_and_python_spellings(tmp_path):
+    store = tmp_path / "s.sqlite"
+    sweep(F.square, {"x": [1, 2]}, store=store, executor="serial")
+    with pytest.raises(StoreMismatchError) as info:
+        sweep(F.square, {"x": [1, 2, 3]}, store=store, executor="serial")
+    msg = str(info.value)
+    assert "--on-mismatch reuse" in msg and "on_mismatch='reuse'" in msg
+    assert "--on-mismatch restart" in msg and "on_mismatch='restart'" in msg

@@ -181,3 +181,53 @@ def test_truncated_gzip(tmp_path) -> None:
     p.write_bytes(data[: len(data) // 2])
     with pytest.raises(TraceFormatError, match="t.csv.gz:"):
         list(read_trace(p))
+
+
+# --------------------------------------------------------------------------
+# files that cannot be read, and traces that do not fit the machine (issue 20)
+# --------------------------------------------------------------------------
+
+def test_missing_file_is_a_one_line_error_naming_it(tmp_path) -> None:
+    from validation.traces import TraceFileError, TraceFileNotFoundError
+
+    path = tmp_path / "missing.csv"
+    with pytest.raises(TraceFileNotFoundError) as info:
+        read_trace(path)          # at once, before iterating
+    exc = info.value
+    assert isinstance(exc, ValueError) and isinstance(exc, FileNotFoundError)
+    assert str(exc) == f"{path}: no such trace file" and "\n" not in str(exc)
+    with pytest.raises(TraceFileError, match="is a directory"):
+        read_trace(tmp_path)
+
+
+def test_machine_limits_name_file_line_and_the_size_needed(tmp_path) -> None:
+    from validation.traces import trace_extent
+
+    path = tmp_path / "t.csv"
+    path.write_text(HEADER + "0,compute,10,,,,,\n0,request,,7,64,100,100,\n3,compute,5,,,,,\n")
+    assert trace_extent(path) == (4, 8)
+    assert len(list(read_trace(path, threads=4, nodes=8))) == 3
+    with pytest.raises(TraceFormatError, match=rf"^{path}:3: thread 0: request to node 7, but the "
+                                               r"machine has nodes 0 to 1: .*--nodes 8"):
+        list(read_trace(path, threads=4, nodes=2))
+    with pytest.raises(TraceFormatError, match=rf"^{path}:4: record for thread 3, but the machine "
+                                               r"runs 2 thread\(s\).*at least 4.*--nodes"):
+        list(read_trace(path, threads=2, nodes=8))
+    jl = tmp_path / "t.jsonl"
+    jl.write_text('{"thread": 1, "kind": "request", "dest": 4, "req_cost": 1}\n')
+    with pytest.raises(TraceFormatError, match=rf"^{jl}:1: .*node 4"):
+        list(read_trace(jl, nodes=3))
+    with pytest.raises(ValueError, match="nodes must be an integer >= 1"):
+        read_trace(jl, nodes=0)
+
+
+def test_simulate_trace_errors_name_file_and_line(tmp_path) -> None:
+    from validation import simulate
+
+    path = tmp_path / "four.csv"
+    path.write_text(HEADER + "".join(f"{t},request,,{(t + 1) % 4},64,10,10,\n" for t in range(4)))
+    m = Machine.homogeneous(2, NodeSpec(compute=1), latency=5)
+    with pytest.raises(TraceFormatError, match=rf"{path}:3: thread 1: request to node 2.*--nodes 3"):
+        simulate(m, trace=path, cycles=100)
+    with pytest.raises(FileNotFoundError, match="nope.csv: no such trace file"):
+        simulate(m, trace=tmp_path / "nope.csv", cycles=100)

@@ -65,7 +65,8 @@ class _Demux:
                                  f"{n} threads (0..{n - 1})")
 
 
-def trace_sources(trace: Any, n_threads: int, *, format: str | None = None) -> list[Iterator[Record]]:
+def trace_sources(trace: Any, n_threads: int, *, format: str | None = None,
+                  n_nodes: int | None = None) -> list[Iterator[Record]]:
     """Per-thread record iterators for a trace.
 
     Parameters
@@ -78,6 +79,9 @@ def trace_sources(trace: Any, n_threads: int, *, format: str | None = None) -> l
         Threads of the machine.
     format : {"csv", "jsonl"}, optional
         File format (default: from the extension).
+    n_nodes : int, optional
+        Nodes of the machine: a file's request to a node beyond it is an
+        error naming ``file:line``.
 
     Returns
     -------
@@ -85,12 +89,14 @@ def trace_sources(trace: Any, n_threads: int, *, format: str | None = None) -> l
     """
     if isinstance(trace, (str, os.PathLike)):
         label = os.fspath(trace)
-        demux = _Demux(read_trace(trace, format=format), n_threads, label)
+        demux = _Demux(read_trace(trace, format=format, threads=n_threads, nodes=n_nodes),
+                       n_threads, label)
         return [demux.stream(t) for t in range(n_threads)]
     if isinstance(trace, (list, tuple)) and trace and all(isinstance(p, (str, os.PathLike)) for p in trace):
         if len(trace) != n_threads:
             raise ValueError(f"trace: {len(trace)} files for {n_threads} threads")
-        return [_only_thread(read_trace(p, format=format), t, os.fspath(p)) for t, p in enumerate(trace)]
+        return [_only_thread(read_trace(p, format=format, nodes=n_nodes), t, os.fspath(p))
+                for t, p in enumerate(trace)]
     demux = _Demux(trace, n_threads, "trace")
     return [demux.stream(t) for t in range(n_threads)]
 
@@ -419,7 +425,8 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
             if trace is not None:
                 keys = trace_key_codes()
                 feeders: list[Any] = [RecordFeeder(s, keys) for s in
-                                      trace_sources(trace, machine.n_threads, format=trace_format)]
+                                      trace_sources(trace, machine.n_threads, format=trace_format,
+                                                    n_nodes=machine.n_nodes)]
                 raw = run_machine_compiled(machine, feeders, seed=rseed, marks=marks,
                                            on_pause=tick, max_queue=qcap, keys=keys)
             else:
@@ -432,7 +439,8 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
                                            n_keys=workload.keys or 0)
         else:
             if trace is not None:
-                sources = trace_sources(trace, machine.n_threads, format=trace_format)
+                sources = trace_sources(trace, machine.n_threads, format=trace_format,
+                                        n_nodes=machine.n_nodes)
             else:
                 assert workload is not None
                 sources = [thread_records(workload, machine, t, stream_rng(rseed, 0, t), plain=True)
