@@ -300,7 +300,7 @@ def _cli(argv):
 
 
 def test_cli():
-    out = _cli(["mechanisms", "sweep", "--bandwidth", "1,18", "--mechanisms", "sm,polling"])
+    out = _cli(["mechanisms", "sweep", "--bandwidth", "1,18", "--mechanisms", "sm,polling", "--wide"])
     assert "congestion dominated" in out and "latency hiding" in out
     out = _cli(["mechanisms", "machines", "--evaluate", "--format", "csv"])
     assert out.count("\n") == 15 and "Stanford DASH" in out
@@ -364,6 +364,7 @@ def test_crossover_of_a_mechanism_with_itself_is_an_error():
 
 
 def test_sweep_mechanisms_validated_with_allowed_values():
+    from models.cli.mechanisms import _mech_list
     # issue 20: `mechanisms sweep --mechanisms telepathy` said "invalid _mech_list value"
     with pytest.raises(ValueError, match=r"mechanisms: unknown mechanism 'telepathy'; "
                                          r"allowed: 'shared_memory', 'prefetch'"):
@@ -373,5 +374,5 @@ def test_sweep_mechanisms_validated_with_allowed_values():
     with pytest.raises(ValueError, match="listed twice"):
         mm.sweep(mechanisms=["sm", "shared_memory"])
     with pytest.raises(argparse.ArgumentTypeError, match=r"unknown mechanism 'telepathy'; allowed"):
-        mm._mech_list("polling,telepathy")
-    assert mm._mech_list("sm, poll") == ["shared_memory", "polling"]
+        _mech_list("polling,telepathy")
+    assert _mech_list("sm, poll") == ["shared_memory", "polling"]
