@@ -47,6 +47,7 @@ _EXPORTS: dict[str, str] = {
     "ClosedNetwork": "network",
     "visit_ratios": "network",
     "MVAResult": "results",
+    "with_inputs": "results",
     "exact_mva": "exact",
     "lattice_size": "exact",
     "schweitzer": "approx",
