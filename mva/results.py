@@ -385,14 +385,19 @@ class ResultMixin:
         from .table import Table
 
         cols = self._columns()
-        t = Table.from_columns(cols, title=type(self).__name__)
+        meta = self._meta()
+        title = type(self).__name__ + (f" (method {meta['method']})" if "method" in meta else "")
+        t = Table.from_columns(cols, title=title)
         return t.select(list(columns)) if columns is not None else t
 
     def _repr_html_(self) -> str:
-        return self.table().to_html()
+        """Notebook display: :meth:`table` as HTML (inputs, outputs, ``saturated`` and any
+        error-estimate columns the result carries)."""
+        return self.table()._repr_html_()
 
     def _repr_markdown_(self) -> str:
-        return self.table().to_markdown()
+        """Notebook display as a Markdown table."""
+        return self.table()._repr_markdown_()
 
 
 def plain_dict(result: Any) -> dict[str, Any]:

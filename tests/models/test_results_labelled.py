@@ -216,3 +216,78 @@ def test_policy_cost_frame_is_long_format(results):
     assert f.loc[f["policy"] == "fixed", "p"].tolist() == [2, 3, 4]
     pd.testing.assert_frame_equal(pd.DataFrame(r.to_dict())[list(f.columns)], f)
     assert (f["most_cost_effective_policy"] == r.most_cost_effective_policy).all()
+
+
+# ---------------------------------------------------------------------------
+# notebook display
+# ---------------------------------------------------------------------------
+
+import re  # noqa: E402
+
+
+def _html_rows(html_text):
+    return re.findall(r"<tr>(.*?)</tr>", html_text, re.S)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_repr_html_every_result_type(results, name):
+    r = results[name]
+    html_text = r._repr_html_()
+    frame = r.to_frame()
+    assert html_text.startswith("<table>") and html_text.rstrip().endswith("</table>")
+    header = re.findall(r"<th>(.*?)</th>", _html_rows(html_text)[0])
+    assert header == list(r.table().columns)
+    assert len(_html_rows(html_text)) == 1 + min(len(frame), 50)
+    if any(f.name == "saturated" for f in fields(r)) or hasattr(type(r), "saturated"):
+        assert "saturated" in header
+    md = r._repr_markdown_()
+    t = r.table()
+    assert md.startswith(f"**{t.title}")
+    lines = [x for x in md.splitlines() if x.startswith("|")]
+    assert len(lines) == 2 + min(len(frame), 50)
+    assert [c.strip() for c in lines[0].strip("|").split("|")] == list(t.columns)
+
+
+def test_repr_html_values_match_the_frame(results):
+    r = results["LoPCResult"]
+    rows = _html_rows(r._repr_html_())
+    cells = re.findall(r"<td>(.*?)</td>", rows[-1])
+    header = re.findall(r"<th>(.*?)</th>", rows[0])
+    last = dict(zip(header, cells))
+    assert float(last["R"]) == pytest.approx(float(r.to_frame()["R"].iloc[-1]), rel=1e-5)
+    assert last["saturated"] in ("yes", "no")
+
+
+def test_comparison_and_table_display(results):
+    c = results["PolicyComparison"]
+    h = c._repr_html_()
+    assert "<th>saturated</th>" in h and "<th>X_floating</th>" in h
+    t = c.table()
+    assert t._repr_html_() == h and t._repr_markdown_() == c._repr_markdown_()
+
+
+def test_long_tables_elide_the_middle():
+    from mva.table import Table
+
+    t = Table.from_columns({"i": np.arange(500)}, title="long")
+    h = t._repr_html_()
+    assert len(_html_rows(h)) == 1 + 50 and "500 rows" in h
+    assert "<td>0</td>" in h and "<td>499</td>" in h and "<td>250</td>" not in h
+
+
+def test_display_shows_an_expected_error_field_when_a_result_has_one():
+    from dataclasses import dataclass
+
+    from mva.results import with_inputs
+
+    @dataclass(frozen=True, kw_only=True)
+    class WithError(ResultMixin):
+        R: object
+        expected_error: object
+        saturated: object
+
+    r = with_inputs(WithError(R=np.array([1.0, 2.0]), expected_error=np.array([0.01, 0.02]),
+                              saturated=np.array([False, True])), W=np.array([0.0, 10.0]))
+    h = r._repr_html_()
+    assert re.findall(r"<th>(.*?)</th>", h) == ["W", "R", "expected_error", "saturated"]
+    assert "<td>0.02</td>" in h and "<td>yes</td>" in h
