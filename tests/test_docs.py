@@ -503,3 +503,43 @@ def test_long_code_lines_scroll(built_html):
     assert re.search(r"div\.highlight pre[^{]*\{[^}]*overflow-x:\s*auto", css, re.S)
     page = (built_html / "models" / "lopc.html").read_text()
     assert "custom-layout.css" in page
+
+
+# ---------------------------------------------------------------------------
+# papers by author and year; jargon explained where it appears
+# ---------------------------------------------------------------------------
+
+#: a paper cited by its file number ("000" ... "004", "paper 003", "[002]"), not a number
+#: such as 1000, 0.001 or "60 000"
+PAPER_NUMBER = re.compile(r"(?<![\w.,\-+/])(?<!\d )(000|001|002|003|004)(?![\w%/\-])(?![.,]\d)(?! \d)")
+
+
+def test_paper_number_pattern():
+    assert PAPER_NUMBER.search("as 000 reports") and PAPER_NUMBER.search("(paper 003)")
+    assert PAPER_NUMBER.search("Table 1 of 002, generated") and PAPER_NUMBER.search("in 000.")
+    for ok in ("1000 cycles", "U = 0.001", "60 000 requests", "2,000,000", "0.002 handlers"):
+        assert not PAPER_NUMBER.search(ok), ok
+
+
+@pytest.mark.parametrize("page", ALL_PAGES, ids=lambda p: str(p.relative_to(DOCS)))
+def test_papers_named_by_author_and_year(page):
+    hits = [(i + 1, line.strip()) for i, line in enumerate(page.read_text().splitlines())
+            if PAPER_NUMBER.search(line)]
+    assert not hits, f"papers cited by file number: {hits}"
+
+
+def test_glossary_defines_the_jargon():
+    text = (GUIDE / "glossary.rst").read_text()
+    for term in ("SCV", "costup", "``AO``", "``BB+``", "``*200``", "``#100``", "``W`` Worse",
+                 "``O`` Original", "saturated", "Falsafi and Wood 1997", "Chong et al. 1998"):
+        assert term in text, term
+
+
+@pytest.mark.parametrize("page, jargon", [
+    ("models/ini.rst", "SCV"), ("models/cost.rst", "costup"), ("models/layers.rst", "``AO``"),
+    ("models/mechanisms.rst", "``#``"), ("guide/tutorial_7_mechanisms.rst", "``#``")])
+def test_jargon_links_to_the_glossary(page, jargon):
+    text = (DOCS / page).read_text()
+    first = text.index(jargon)
+    link = re.search(r":doc:`(\.\./guide/)?glossary`", text[first:first + 600])
+    assert link, f"{page}: {jargon} is not explained with a glossary link where it first appears"
