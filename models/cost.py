@@ -237,10 +237,11 @@ def cost_performance(throughput: Any, p: Any, *, baseline: Any, f: Any = DEFAULT
     cp = cu / sp
     i = np.argmin(cp, axis=-1)
     best = np.take_along_axis(cp, i[..., None], axis=-1)[..., 0]
-    return with_inputs(CostResult(p=pa, throughput=X, baseline=scalar_or_array(X1), costup=cu, speedup=sp,
-                      cost_performance=cp, cost_effective=cp < 1.0,
-                      best_p=scalar_or_array(pa[i]) if np.ndim(i) else int(pa[i]),
-                      best_cost_performance=scalar_or_array(best), f=scalar_or_array(fa)), None, f=fa)
+    res = CostResult(p=pa, throughput=X, baseline=scalar_or_array(X1), costup=cu, speedup=sp,
+                     cost_performance=cp, cost_effective=cp < 1.0,
+                     best_p=scalar_or_array(pa[i]) if np.ndim(i) else int(pa[i]),
+                     best_cost_performance=scalar_or_array(best), f=scalar_or_array(fa))
+    return with_inputs(res, None, f=fa)
 
 
 def _with_p(params: PolicyParams, p: np.ndarray) -> PolicyParams:
@@ -316,8 +317,9 @@ def policy_cost(params: PolicyParams, *, p: Iterable[int] = range(1, 9),
     bests = np.stack([np.asarray(out[n].best_cost_performance, dtype=float) for n in names])
     idx = np.argmin(bests, axis=0)
     mcp = names[int(idx)] if np.ndim(idx) == 0 else np.asarray(names, dtype=object)[idx]
-    return with_inputs(PolicyCostResult(policies=out, baseline=scalar_or_array(X1),
-                            most_cost_effective_policy=mcp), params)
+    res = PolicyCostResult(policies=out, baseline=scalar_or_array(X1),
+                           most_cost_effective_policy=mcp)
+    return with_inputs(res, params)
 
 
 # ---------------------------------------------------------------------------

@@ -899,7 +899,7 @@ def solve(params: INIParams | None = None, method: str = "thesis", *, tol: float
     util_pe = np.asarray(v["U_q"]) + np.asarray(v["U_y"]) + np.asarray(params.W, float) / R
     bottleneck = np.where(np.asarray(v["U_o"]) >= util_pe, "INI", "PE")
     conv = np.asarray(v["converged"])
-    return with_inputs(INIResult(
+    res = INIResult(
         R=scalar_or_array(R), lam=scalar_or_array(v["lam"]), R_w=scalar_or_array(v["R_w"]),
         R_q=scalar_or_array(v["R_q"]), R_y=scalar_or_array(v["R_y"]),
         R_o=scalar_or_array(v["R_o"]), Q_q=scalar_or_array(v["Q_q"]),
@@ -910,7 +910,8 @@ def solve(params: INIParams | None = None, method: str = "thesis", *, tol: float
         bottleneck=str(bottleneck) if bottleneck.ndim == 0 else bottleneck,
         saturated=False, method=method,
         converged=bool(conv) if conv.ndim == 0 else conv,
-        iterations=int(v["iterations"]), residual=float(v["residual"])), params)
+        iterations=int(v["iterations"]), residual=float(v["residual"]))
+    return with_inputs(res, params)
 
 
 # ---------------------------------------------------------------------------

@@ -744,10 +744,11 @@ def compare(params: PDQParams) -> PDQComparison:
     pt = solve(params, "partitioned")
     sp = solve(params, "spinlock")
     R0 = np.asarray(sh.response_time, dtype=float)
-    return with_inputs(PDQComparison(
+    res = PDQComparison(
         shared=sh, partitioned=pt, spinlock=sp,
         partitioned_over_shared=scalar_or_array(np.asarray(pt.response_time, dtype=float) / R0),
-        spinlock_over_shared=scalar_or_array(np.asarray(sp.response_time, dtype=float) / R0)), params)
+        spinlock_over_shared=scalar_or_array(np.asarray(sp.response_time, dtype=float) / R0))
+    return with_inputs(res, params)
 
 
 # ---------------------------------------------------------------------------

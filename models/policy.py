@@ -444,7 +444,8 @@ class PolicyComparison(ResultMixin):
         >>> import numpy as np
         >>> c = compare(preset("null-handler", p=np.array([2, 4]), U=0.3))
         >>> c.table().columns
-        ('p', 'X_fixed', 'X_floating', 'X_single', 'floating/fixed', 'single/fixed', 'single/floating', 'saturated')
+        ('p', 'X_fixed', 'X_floating', 'X_single', 'floating/fixed', 'single/fixed',
+         'single/floating', 'saturated')
         """
         from mva.table import Table
 
@@ -823,7 +824,8 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         k: (v if k in ("method", "iterations", "residual") else
             (bool(v) if np.ndim(v) == 0 and np.asarray(v).dtype == bool else scalar_or_array(v)))
         for k, v in out.items()}
-    return with_inputs(PolicyResult(policy=policy, **vals), params)
+    res = PolicyResult(policy=policy, **vals)
+    return with_inputs(res, params)
 
 
 def compare(params: PolicyParams, **options: Any) -> PolicyComparison:
@@ -865,10 +867,11 @@ def compare(params: PolicyParams, **options: Any) -> PolicyComparison:
     sg = solve(params, "single", **options)
     T = (np.asarray(fx.execution_time), np.asarray(fl.execution_time),
          np.asarray(sg.execution_time))
-    return with_inputs(PolicyComparison(fixed=fx, floating=fl, single=sg,
-                            floating_over_fixed=scalar_or_array(T[1] / T[0]),
-                            single_over_fixed=scalar_or_array(T[2] / T[0]),
-                            single_over_floating=scalar_or_array(T[2] / T[1])), params)
+    res = PolicyComparison(fixed=fx, floating=fl, single=sg,
+                           floating_over_fixed=scalar_or_array(T[1] / T[0]),
+                           single_over_fixed=scalar_or_array(T[2] / T[0]),
+                           single_over_floating=scalar_or_array(T[2] / T[1]))
+    return with_inputs(res, params)
 
 
 def whatif_table(p: Any = (2, 4), U: Any = (0.3, 0.7)) -> Any:
