@@ -35,7 +35,7 @@ import numpy as np
 
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
                            check_positive, scalar_or_array)
-from mva.results import ResultMixin
+from mva.results import ResultMixin, with_inputs
 
 from .policy import POLICIES, PolicyParams
 from .policy import solve as _solve_policy
@@ -141,12 +141,25 @@ class PolicyCostResult(ResultMixin):
     baseline: Any
     most_cost_effective_policy: Any
 
-    def to_dict(self) -> dict[str, Any]:
-        """Nested plain-Python dictionary."""
-        mcp = self.most_cost_effective_policy
-        return {"policies": {k: v.to_dict() for k, v in self.policies.items()},
-                "baseline": np.asarray(self.baseline).tolist(),
-                "most_cost_effective_policy": np.asarray(mcp).tolist()}
+    def _columns(self) -> dict[str, np.ndarray]:
+        """Long format: one row per (policy, p) point, the policy in column ``policy``."""
+        parts = []
+        for name, res in self.policies.items():
+            cols = res._columns()
+            n = len(np.asarray(res.p)) * int(np.prod(np.shape(res.cost_performance)[:-1]))
+            cols = {k: v for k, v in cols.items() if len(v) == n}
+            mcp = np.asarray(self.most_cost_effective_policy, dtype=object)
+            parts.append({"policy": np.full(n, name, dtype=object), **cols,
+                          "most_cost_effective_policy": ResultMixin._on_grid(
+                              mcp, np.shape(res.cost_performance))})
+        keys = list(dict.fromkeys(k for part in parts for k in part))
+        return {k: np.concatenate([part[k] for part in parts]) for k in keys
+                if all(k in part for part in parts)}
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        """Number of rows of the long-format frame, as a 1-D shape."""
+        return (sum(len(v) for v in list(self._columns().values())[:1]),)
 
 
 def _throughput_values(throughput: Any, p: np.ndarray) -> np.ndarray:
@@ -224,10 +237,11 @@ def cost_performance(throughput: Any, p: Any, *, baseline: Any, f: Any = DEFAULT
     cp = cu / sp
     i = np.argmin(cp, axis=-1)
     best = np.take_along_axis(cp, i[..., None], axis=-1)[..., 0]
-    return CostResult(p=pa, throughput=X, baseline=scalar_or_array(X1), costup=cu, speedup=sp,
-                      cost_performance=cp, cost_effective=cp < 1.0,
-                      best_p=scalar_or_array(pa[i]) if np.ndim(i) else int(pa[i]),
-                      best_cost_performance=scalar_or_array(best), f=scalar_or_array(fa))
+    res = CostResult(p=pa, throughput=X, baseline=scalar_or_array(X1), costup=cu, speedup=sp,
+                     cost_performance=cp, cost_effective=cp < 1.0,
+                     best_p=scalar_or_array(pa[i]) if np.ndim(i) else int(pa[i]),
+                     best_cost_performance=scalar_or_array(best), f=scalar_or_array(fa))
+    return with_inputs(res, None, f=fa)
 
 
 def _with_p(params: PolicyParams, p: np.ndarray) -> PolicyParams:
@@ -303,8 +317,9 @@ def policy_cost(params: PolicyParams, *, p: Iterable[int] = range(1, 9),
     bests = np.stack([np.asarray(out[n].best_cost_performance, dtype=float) for n in names])
     idx = np.argmin(bests, axis=0)
     mcp = names[int(idx)] if np.ndim(idx) == 0 else np.asarray(names, dtype=object)[idx]
-    return PolicyCostResult(policies=out, baseline=scalar_or_array(X1),
-                            most_cost_effective_policy=mcp)
+    res = PolicyCostResult(policies=out, baseline=scalar_or_array(X1),
+                           most_cost_effective_policy=mcp)
+    return with_inputs(res, params)
 
 
 # ---------------------------------------------------------------------------

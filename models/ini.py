@@ -45,7 +45,7 @@ from typing import Any, Mapping, TypedDict
 import numpy as np
 
 from mva.params import declarations, param, validate_fields
-from mva.results import ResultMixin
+from mva.results import ResultMixin, with_inputs
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
                            check_positive, scalar_or_array)
 
@@ -919,7 +919,7 @@ def solve(params: INIParams | None = None, method: str = "thesis", *, tol: float
     util_pe = np.asarray(v["U_q"]) + np.asarray(v["U_y"]) + np.asarray(params.W, float) / R
     bottleneck = np.where(np.asarray(v["U_o"]) >= util_pe, "INI", "PE")
     conv = np.asarray(v["converged"])
-    return INIResult(
+    res = INIResult(
         R=scalar_or_array(R), lam=scalar_or_array(v["lam"]), R_w=scalar_or_array(v["R_w"]),
         R_q=scalar_or_array(v["R_q"]), R_y=scalar_or_array(v["R_y"]),
         R_o=scalar_or_array(v["R_o"]), Q_q=scalar_or_array(v["Q_q"]),
@@ -931,6 +931,7 @@ def solve(params: INIParams | None = None, method: str = "thesis", *, tol: float
         saturated=False, method=method,
         converged=bool(conv) if conv.ndim == 0 else conv,
         iterations=int(v["iterations"]), residual=float(v["residual"]))
+    return with_inputs(res, params)
 
 
 # ---------------------------------------------------------------------------

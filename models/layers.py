@@ -40,7 +40,7 @@ import numpy as np
 
 from mva.open import mg1_wait
 from mva.params import param, validate_fields
-from mva.results import ResultMixin
+from mva.results import ResultMixin, with_inputs
 from mva._validate import (as_float_array, check_choice, check_nonnegative, check_positive,
                            scalar_or_array)
 
@@ -583,7 +583,8 @@ def message_cost(comm: Any = None, size: Any = 64, *, handler: Any = True) -> Me
     c = _as_comm(comm)
     size = check_nonnegative("size", size)
     d = _message(c, size, handler)
-    return MessageCost(**{k: _out(v) for k, v in d.items()})
+    res = MessageCost(**{k: _out(v) for k, v in d.items()})
+    return with_inputs(res, {"comm": c}, size=size, handler=handler)
 
 
 # ---------------------------------------------------------------------------
@@ -675,12 +676,13 @@ def block_fetch(comm: Any = None, proto: Any = None, block_size: Any = 64, *,
     rep = _message(c, b, False)
     H = np.asarray(p.handler_base)
     rt = req["latency"] + H + rep["latency"]
-    return FetchCost(kind="block", size=_out(b + 0 * rt), round_trip=_out(rt),
-                     request_latency=_out(req["latency"] + 0 * rt),
-                     reply_latency=_out(rep["latency"] + 0 * rt), handler=_out(H + 0 * rt),
-                     diff_latency=_out(0 * rt), host=_out(req["host"] + H + rep["host"]),
-                     ni=_out(req["ni"] + rep["ni"]), io_bus=_out(req["io_bus"] + rep["io_bus"]),
-                     messages=_out(2.0 + 0 * rt))
+    res = FetchCost(kind="block", size=_out(b + 0 * rt), round_trip=_out(rt),
+                    request_latency=_out(req["latency"] + 0 * rt),
+                    reply_latency=_out(rep["latency"] + 0 * rt), handler=_out(H + 0 * rt),
+                    diff_latency=_out(0 * rt), host=_out(req["host"] + H + rep["host"]),
+                    ni=_out(req["ni"] + rep["ni"]), io_bus=_out(req["io_bus"] + rep["io_bus"]),
+                    messages=_out(2.0 + 0 * rt))
+    return with_inputs(res, {"comm": c, "proto": p}, request_size=request_size)
 
 
 def _diff_parts(c: CommParams, p: ProtocolParams, diff_words: np.ndarray, compared: np.ndarray,
@@ -754,13 +756,15 @@ def page_fetch(comm: Any = None, proto: Any = None, *, diff_words: Any = 0,
     has = diff["has"]
     host = req["host"] + H + rep["host"] + p.page_protection + np.where(
         has, diff["create"] + diff["msg"]["host"] + diff["apply"], 0.0)
-    return FetchCost(kind="page", size=_out(np.asarray(p.page_bytes) + 0 * rt), round_trip=_out(rt),
-                     request_latency=_out(req["latency"] + 0 * rt),
-                     reply_latency=_out(rep["latency"] + 0 * rt), handler=_out(H + 0 * rt),
-                     diff_latency=_out(diff["latency"] + 0 * rt), host=_out(host),
-                     ni=_out(req["ni"] + rep["ni"] + np.where(has, diff["msg"]["ni"], 0.0)),
-                     io_bus=_out(req["io_bus"] + rep["io_bus"] + np.where(has, diff["msg"]["io_bus"], 0.0)),
-                     messages=_out(2.0 + has))
+    res = FetchCost(kind="page", size=_out(np.asarray(p.page_bytes) + 0 * rt), round_trip=_out(rt),
+                    request_latency=_out(req["latency"] + 0 * rt),
+                    reply_latency=_out(rep["latency"] + 0 * rt), handler=_out(H + 0 * rt),
+                    diff_latency=_out(diff["latency"] + 0 * rt), host=_out(host),
+                    ni=_out(req["ni"] + rep["ni"] + np.where(has, diff["msg"]["ni"], 0.0)),
+                    io_bus=_out(req["io_bus"] + rep["io_bus"] + np.where(has, diff["msg"]["io_bus"], 0.0)),
+                    messages=_out(2.0 + has))
+    return with_inputs(res, {"comm": c, "proto": p}, diff_words=diff_words,
+                       request_size=request_size)
 
 
 # ---------------------------------------------------------------------------
@@ -951,15 +955,16 @@ def fetch_contention(comm: Any = None, proto: Any = None, rate: Any = 1e-5, *,
     shape = np.broadcast_shapes(np.shape(rt), np.shape(lam))
     b = lambda v: _out(np.broadcast_to(v, shape))  # noqa: E731
     nan = np.where(sat, np.nan, 1.0)  # a saturated point has no steady state: NaN, flagged
-    return ContentionResult(rate=b(lam), uncontended=b(rt0), round_trip=b(rt * nan),
-                            wait_host=b(q["host"][0] * nan), wait_ni=b(q["ni"][0] * nan),
-                            wait_io_bus=b(q["io_bus"][0] * nan),
-                            utilization_host=b(q["host"][1] * nan),
-                            utilization_ni=b(q["ni"][1] * nan),
-                            utilization_io_bus=b(q["io_bus"][1] * nan),
-                            saturated=bool(sat) if np.ndim(sat) == 0 and shape == () else
-                            np.broadcast_to(sat, shape),
-                            bottleneck=str(bott) if shape == () else np.broadcast_to(bott, shape))
+    res = ContentionResult(rate=b(lam), uncontended=b(rt0), round_trip=b(rt * nan),
+                           wait_host=b(q["host"][0] * nan), wait_ni=b(q["ni"][0] * nan),
+                           wait_io_bus=b(q["io_bus"][0] * nan),
+                           utilization_host=b(q["host"][1] * nan),
+                           utilization_ni=b(q["ni"][1] * nan),
+                           utilization_io_bus=b(q["io_bus"][1] * nan),
+                           saturated=bool(sat) if np.ndim(sat) == 0 and shape == () else
+                           np.broadcast_to(sat, shape),
+                           bottleneck=str(bott) if shape == () else np.broadcast_to(bott, shape))
+    return with_inputs(res, {"comm": c, "proto": p}, diff_words=dw, request_size=r)
 
 
 # ---------------------------------------------------------------------------
@@ -1280,7 +1285,7 @@ def speedup(app: AppProfile, comm: Any = None, proto: Any = None, *, layers: str
     nmsg = sum(k["n"] for k in ks.values())
     out = lambda v: _out(np.broadcast_to(v, shape))  # noqa: E731
     rho = {k: np.minimum(np.nan_to_num(comp[k], nan=1.0), 1.0) for k in ("rho_host", "rho_ni", "rho_bus")}
-    return SpeedupResult(
+    res = SpeedupResult(
         speedup=out(app.sequential_time / T), time=out(T), compute=out(comp["compute"]),
         data_wait=out(np.where(throttled, np.nan, comp["data_wait"])),
         protocol=out(comp["protocol"]), synchronization=out(np.where(throttled, np.nan, comp["sync"])),
@@ -1290,6 +1295,7 @@ def speedup(app: AppProfile, comm: Any = None, proto: Any = None, *, layers: str
         bottleneck=str(bott) if shape == () else np.broadcast_to(bott, shape),
         iterations=int(it), residual=float(resid),
         converged=bool(np.all(conv)) if shape == () else np.broadcast_to(conv, shape), method=method)
+    return with_inputs(res, {"app": app, "comm": c, "proto": p})
 
 
 def whatif(layers: Any = "AO", **app: Any) -> SpeedupResult:

@@ -31,7 +31,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from mva.params import param, validate_fields
-from mva.results import ResultMixin
+from mva.results import ResultMixin, with_inputs
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
                            scalar_or_array)
 
@@ -498,12 +498,13 @@ def solve(params: LoPCParams | None = None, method: str = "lopc", *, tol: float 
         return scalar_or_array(np.broadcast_to(np.asarray(x, dtype=float), shape))
 
     conv = np.broadcast_to(np.asarray(v["converged"]), shape)
-    return LoPCResult(
+    res = LoPCResult(
         R=out(v["R"]), lam=out(v["lam"]), R_w=out(v["R_w"]), R_q=out(v["R_q"]),
         R_y=out(v["R_y"]), Q_q=out(v["Q_q"]), Q_y=out(v["Q_y"]), U_q=out(v["U_q"]),
         U_y=out(v["U_y"]), contention=out(np.asarray(v["R"]) - r0), contention_free=out(r0),
         method=label, converged=bool(conv) if conv.ndim == 0 else conv.copy(),
         iterations=int(v["iterations"]), residual=float(v["residual"]))
+    return with_inputs(res, params)
 
 
 # ---------------------------------------------------------------------------
@@ -652,7 +653,7 @@ def solve_client_server(P: Any, S: Any, W: Any, o: Any, L: Any, cs2: Any = 1.0, 
             iters = max(iters, it)
     lam = 1.0 / R
     R_q = R - (Wa + 2 * La + oa)
-    return ClientServerResult(
+    res = ClientServerResult(
         R=scalar_or_array(R), lam=scalar_or_array(lam), R_q=scalar_or_array(R_q),
         R_y=scalar_or_array(oa * 1.0), Q_q=scalar_or_array(C / Sa * lam * R_q),
         U_server=scalar_or_array(C * oa / (Sa * R)), throughput=scalar_or_array(C / R),
@@ -661,6 +662,7 @@ def solve_client_server(P: Any, S: Any, W: Any, o: Any, L: Any, cs2: Any = 1.0, 
         clients=int(C) if C.ndim == 0 else C.astype(np.int64),
         servers=int(Sa) if Sa.ndim == 0 else Sa.astype(np.int64),
         method=method, iterations=iters)
+    return with_inputs(res, None, P=Pa, S=Sa, W=Wa, o=oa, L=La, cs2=ca)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -736,10 +738,11 @@ def optimal_servers(P: Any, W: Any, o: Any, L: Any, cs2: Any = 1.0, *,
         best_R = np.where(better, np.asarray(r.R, dtype=float), best_R)
         best_X = np.maximum(best_X, X)
     a2a = solve(LoPCParams(P=Pa, W=Wa, o=oa, L=La, cs2=ca))
-    return OptimalServers(servers=int(best_S) if best_S.ndim == 0 else best_S,
-                          throughput=scalar_or_array(best_X),
-                          R=scalar_or_array(best_R),
-                          all_to_all_throughput=scalar_or_array(Pa / np.asarray(a2a.R)))
+    res = OptimalServers(servers=int(best_S) if best_S.ndim == 0 else best_S,
+                         throughput=scalar_or_array(best_X),
+                         R=scalar_or_array(best_R),
+                         all_to_all_throughput=scalar_or_array(Pa / np.asarray(a2a.R)))
+    return with_inputs(res, None, P=Pa, W=Wa, o=oa, L=La, cs2=ca)
 
 
 # ---------------------------------------------------------------------------

@@ -37,7 +37,7 @@ import numpy as np
 
 from mva.open import mg1_wait
 from mva.params import param, validate_fields
-from mva.results import ResultMixin
+from mva.results import ResultMixin, with_inputs
 from mva._validate import (as_float_array, check_choice, check_nonnegative, check_positive,
                            check_probability, scalar_or_array)
 
@@ -813,7 +813,7 @@ def solve(params: MechanismParams | None = None, mechanism: str = "shared_memory
     shape = np.shape(T)
     o = lambda v: _out(np.broadcast_to(v, shape))  # noqa: E731
     region = _region(T, r["nocong"], r["ideal"], hide_tol)
-    return MechanismResult(
+    res = MechanismResult(
         mechanism=mech, time=o(T * p["values"]), time_per_value=o(T), compute=o(p["compute"]),
         overhead=o(r["base"] - p["compute"]), stall=o(r["stall"]),
         congestion=o(np.maximum(0.0, T - r["nocong"])), ideal=o(r["ideal"]), wait=o(r["wait"]),
@@ -821,6 +821,7 @@ def solve(params: MechanismParams | None = None, mechanism: str = "shared_memory
         region=str(region) if shape == () else region,
         iterations=int(r["res"].iterations), residual=float(r["res"].residual),
         converged=bool(np.all(r["res"].converged)) if shape == () else np.broadcast_to(r["res"].converged, shape))
+    return with_inputs(res, params)
 
 
 def compare(params: MechanismParams | None = None, mechanisms: Sequence[str] = MECHANISMS,
@@ -916,10 +917,11 @@ def _crossover(params: MechanismParams, a: str, b: str, variable: str, lo: float
     tt = _solve_arrays(p, a, on_fail="ignore")["T"]
     o = lambda v: _out(np.broadcast_to(v, shape))  # noqa: E731
     sc = (lambda v: bool(v)) if shape == () else (lambda v: np.broadcast_to(v, shape))
-    return CrossoverResult(variable=variable, first=a, second=b, value=o(val), found=sc(found),
-                           first_wins_above=sc(a_wins_above), time_per_value=o(np.where(found, tt, np.nan)),
-                           iterations=int(res.iterations), residual=float(res.residual),
-                           converged=sc(np.asarray(res.converged) | ~found))
+    res = CrossoverResult(variable=variable, first=a, second=b, value=o(val), found=sc(found),
+                          first_wins_above=sc(a_wins_above), time_per_value=o(np.where(found, tt, np.nan)),
+                          iterations=int(res.iterations), residual=float(res.residual),
+                          converged=sc(np.asarray(res.converged) | ~found))
+    return with_inputs(res, params)
 
 
 def crossover_bandwidth(params: MechanismParams | None = None, first: str = "shared_memory",

@@ -41,7 +41,7 @@ import numpy as np
 from mva._validate import (check_choice, check_integer, check_nonnegative,
                            check_positive, check_probability, scalar_or_array)
 from mva.params import declarations, param, validate_fields
-from mva.results import ResultMixin
+from mva.results import ResultMixin, with_inputs
 
 __all__ = [
     "PDQParams",
@@ -736,7 +736,7 @@ def solve(params: PDQParams, discipline: str = "shared", *,
         raise SaturationError(f"pdq {discipline}: saturated at "
                               f"{int(np.count_nonzero(res.saturated))} point(s); bottleneck: "
                               f"{name}", bottleneck=name)
-    return res
+    return with_inputs(res, params)
 
 
 def compare(params: PDQParams) -> PDQComparison:
@@ -752,10 +752,11 @@ def compare(params: PDQParams) -> PDQComparison:
     pt = solve(params, "partitioned")
     sp = solve(params, "spinlock")
     R0 = np.asarray(sh.response_time, dtype=float)
-    return PDQComparison(
+    res = PDQComparison(
         shared=sh, partitioned=pt, spinlock=sp,
         partitioned_over_shared=scalar_or_array(np.asarray(pt.response_time, dtype=float) / R0),
         spinlock_over_shared=scalar_or_array(np.asarray(sp.response_time, dtype=float) / R0))
+    return with_inputs(res, params)
 
 
 # ---------------------------------------------------------------------------

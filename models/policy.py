@@ -45,7 +45,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from mva.params import param, validate_fields
-from mva.results import ResultMixin
+from mva.results import ResultMixin, with_inputs
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
                            check_positive, check_probability, scalar_or_array)
 
@@ -449,6 +449,47 @@ class PolicyComparison(ResultMixin):
     single_over_fixed: Any
     single_over_floating: Any
 
+    _extra_columns = ("saturated",)
+
+    @property
+    def saturated(self) -> Any:
+        """True where any of the three policies is saturated (protocol-processor bound)."""
+        s = (np.asarray(self.fixed.saturated) | np.asarray(self.floating.saturated)
+             | np.asarray(self.single.saturated))
+        return bool(s) if s.ndim == 0 else s
+
+    def table(self, columns: Any = None) -> Any:
+        """The comparison at a glance: the inputs that vary, each policy's throughput
+        (requests per 1000 cycles) and execution time, the ratios and ``saturated``
+        (plus any expected-error columns the results carry).  ``columns`` selects
+        from :meth:`to_frame`'s columns instead.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> c = compare(preset("null-handler", p=np.array([2, 4]), U=0.3))
+        >>> c.table().columns
+        ('p', 'X_fixed', 'X_floating', 'X_single', 'floating/fixed', 'single/fixed',
+         'single/floating', 'saturated')
+        """
+        from mva.table import Table
+
+        if columns is not None:
+            return super().table(columns)
+        cols = self._columns()
+        varying = [k for k in self.inputs if k in cols and np.unique(cols[k]).size > 1]
+        data: dict[str, Any] = {k: cols[k] for k in varying}
+        for pol in ("fixed", "floating", "single"):
+            data[f"X_{pol}"] = cols[f"{pol}.throughput"] * 1e3
+        data["floating/fixed"] = cols["floating_over_fixed"]
+        data["single/fixed"] = cols["single_over_fixed"]
+        data["single/floating"] = cols["single_over_floating"]
+        data["saturated"] = cols["saturated"]
+        data.update({k: v for k, v in cols.items() if k.endswith("expected_error")})
+        fmts = {k: ".4g" for k in data if k not in varying and k != "saturated"}
+        return Table(columns=tuple(data), data=data, formats=fmts,
+                     title="Fixed, Floating and Single (X in requests per 1000 cycles)")
+
 
 # ---------------------------------------------------------------------------
 # the model
@@ -820,7 +861,8 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         k: (v if k in ("method", "iterations", "residual") else
             (bool(v) if np.ndim(v) == 0 and np.asarray(v).dtype == bool else scalar_or_array(v)))
         for k, v in out.items()}
-    return PolicyResult(policy=policy, **vals)
+    res = PolicyResult(policy=policy, **vals)
+    return with_inputs(res, params)
 
 
 def compare(params: PolicyParams, **options: Any) -> PolicyComparison:
@@ -862,10 +904,11 @@ def compare(params: PolicyParams, **options: Any) -> PolicyComparison:
     sg = solve(params, "single", **options)
     T = (np.asarray(fx.execution_time), np.asarray(fl.execution_time),
          np.asarray(sg.execution_time))
-    return PolicyComparison(fixed=fx, floating=fl, single=sg,
-                            floating_over_fixed=scalar_or_array(T[1] / T[0]),
-                            single_over_fixed=scalar_or_array(T[2] / T[0]),
-                            single_over_floating=scalar_or_array(T[2] / T[1]))
+    res = PolicyComparison(fixed=fx, floating=fl, single=sg,
+                           floating_over_fixed=scalar_or_array(T[1] / T[0]),
+                           single_over_fixed=scalar_or_array(T[2] / T[0]),
+                           single_over_floating=scalar_or_array(T[2] / T[1]))
+    return with_inputs(res, params)
 
 
 def whatif_table(p: Any = (2, 4), U: Any = (0.3, 0.7)) -> Any:

@@ -49,6 +49,7 @@ _EXPORTS: dict[str, str] = {
     "ClosedNetwork": "network",
     "visit_ratios": "network",
     "MVAResult": "results",
+    "with_inputs": "results",
     "exact_mva": "exact",
     "lattice_size": "exact",
     "exact_mva_batch": "exact",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-__all__ = ["MVAResult", "ResultMixin", "plain_dict"]
+__all__ = ["MVAResult", "ResultMixin", "plain_dict", "with_inputs"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -119,59 +119,285 @@ class MVAResult:
                 f"iterations={self.iterations}, throughput={x}, response_time={r})")
 
 
-class ResultMixin:
-    """``to_dict`` and ``to_frame`` for the result dataclasses of vectorised models.
+def _input_columns(params: Any, prefix: str = "") -> dict[str, Any]:
+    """The fields of a parameter dataclass (recursively, dotted names), or a mapping's items."""
+    if params is None:
+        return {}
+    if is_dataclass(params) and not isinstance(params, type):
+        items = [(f.name, getattr(params, f.name)) for f in fields(params)]
+    elif isinstance(params, Mapping):
+        items = list(params.items())
+    else:
+        raise ValueError(f"params must be a dataclass instance or a mapping; "
+                         f"got {type(params).__name__}")
+    out: dict[str, Any] = {}
+    for name, v in items:
+        key = prefix + str(name)
+        if v is None or callable(v):
+            continue
+        if (is_dataclass(v) and not isinstance(v, type)) or isinstance(v, Mapping):
+            out.update(_input_columns(v, key + "."))
+        else:
+            out[key] = v
+    return out
 
-    A model result holds one value per grid point in each field (scalars for a
-    single point) plus solver diagnostics.  ``to_frame`` gives one row per grid
-    point: every field that broadcasts to the grid becomes a column; fields
-    named in ``_frame_skip`` (diagnostics that are not per point) and nested
-    results or mappings are left out.
+
+def with_inputs(result: Any, params: Any = None, /, **inputs: Any) -> Any:
+    """Attach the inputs that produced ``result`` and return it.
+
+    Public model wrappers call this on the result they return, so that
+    :meth:`ResultMixin.to_frame` and friends can label every grid point with
+    its inputs.  ``params`` (a parameter dataclass or a mapping) is kept as
+    ``result.params``; its fields (nested dataclasses with dotted names) and
+    the keyword ``inputs`` become ``result.inputs``.  Results are frozen
+    dataclasses: the inputs are stored beside the fields, so equality,
+    ``dataclasses.replace`` and ``dataclasses.fields`` are unchanged.
 
     Examples
     --------
     >>> from dataclasses import dataclass
-    >>> import numpy as np
+    >>> @dataclass(frozen=True)
+    ... class Demo(ResultMixin):
+    ...     R: object
+    >>> r = with_inputs(Demo(R=np.array([1.0, 2.0])), {"W": [0, 10]}, P=4)
+    >>> r.inputs
+    {'W': [0, 10], 'P': 4}
+    """
+    cols = _input_columns(params)
+    cols.update(inputs)
+    object.__setattr__(result, "_params", params)
+    object.__setattr__(result, "_inputs", cols)
+    return result
+
+
+def _is_scalar_meta(v: Any) -> bool:
+    return isinstance(v, (str, bool, int, float, np.generic)) or v is None
+
+
+class ResultMixin:
+    """Labelled data and notebook display for the result dataclasses of vectorised models.
+
+    A model result holds one value per grid point in each field (scalars for a
+    single point) plus solver diagnostics.  The public wrapper attaches the
+    inputs it solved for (:func:`with_inputs`): ``result.params`` is the
+    parameter object and ``result.inputs`` its fields.
+
+    * :meth:`to_frame`: a :class:`pandas.DataFrame` with one row per grid
+      point and one column per input, then one per output.  Nested results
+      (e.g. the three policies of a comparison) give dotted columns
+      (``fixed.throughput``); fields not defined per grid point are left out.
+    * :meth:`to_dict`: the same columns as 1-D arrays (plus the scalar
+      diagnostics such as ``method``), so ``pandas.DataFrame(r.to_dict())``
+      works for grids of any dimension.
+    * :meth:`to_xarray`: an :class:`xarray.Dataset` with a named dimension per
+      grid axis (extra ``xarray``).
+    * :meth:`table`, ``_repr_html_``, ``_repr_markdown_``: an
+      :class:`mva.table.Table` of those columns, shown as a table in notebooks.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
     >>> @dataclass(frozen=True)
     ... class Demo(ResultMixin):
     ...     R: object
     ...     method: str = "x"
-    >>> Demo(R=np.array([1.0, 2.0])).to_frame()["R"].tolist()
-    [1.0, 2.0]
+    >>> W = np.array([[0.0], [10.0]])
+    >>> r = with_inputs(Demo(R=W + np.array([1.0, 2.0, 3.0])), W=W, o=np.array([1.0, 2.0, 3.0]))
+    >>> r.grid_shape
+    (2, 3)
+    >>> r.to_frame().shape          # 6 points; columns W, o, R
+    (6, 3)
+    >>> r.to_frame().iloc[4].tolist()
+    [10.0, 2.0, 12.0]
     """
 
     #: fields ``to_frame`` leaves out (solver diagnostics, not per grid point)
     _frame_skip: ClassVar[tuple[str, ...]] = ("method", "iterations", "residual")
+    #: per-point properties (not fields) that are columns too, e.g. a combined ``saturated``
+    _extra_columns: ClassVar[tuple[str, ...]] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as a dict (arrays stay arrays; nested results become dicts)."""
+    # -- inputs ---------------------------------------------------------------
+    @property
+    def params(self) -> Any:
+        """The parameter object the result was solved for (``None`` if not attached)."""
+        return self.__dict__.get("_params")
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        """Input values by name (the fields of :attr:`params` and other wrapper inputs)."""
+        return dict(self.__dict__.get("_inputs") or {})
+
+    # -- columns --------------------------------------------------------------
+    def _output_arrays(self, prefix: str = "") -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            key = prefix + f.name
+            if f.name in self._frame_skip:
+                continue
+            if isinstance(v, ResultMixin):
+                out.update(v._output_arrays(key + "."))
+            elif isinstance(v, Mapping):
+                for k, sub in v.items():
+                    if isinstance(sub, ResultMixin):
+                        out.update(sub._output_arrays(f"{key}.{k}."))
+            elif isinstance(v, str):     # a label of the whole result (``policy``, ``kind``)
+                continue
+            elif v is not None:
+                a = np.asarray(v)
+                if a.dtype != object or a.ndim:
+                    out[key] = a
+        for name in self._extra_columns:
+            out[prefix + name] = np.asarray(getattr(self, name))
+        return out
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        """Shape of the grid of points: the broadcast shape of the per-point outputs."""
+        arrays = list(self._output_arrays().values())
+        shape = max((a.shape for a in arrays), key=lambda s: (int(np.prod(s)), len(s)), default=())
+        return tuple(shape)
+
+    @staticmethod
+    def _on_grid(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """``a`` broadcast to the grid, flattened; a leading-axes array (one value per
+        curve, e.g. ``CostResult.best_p`` over the ``p`` axis) is repeated along the rest."""
+        try:
+            return np.broadcast_to(a, shape).ravel()
+        except ValueError:
+            if 0 < a.ndim < len(shape) and a.shape == shape[:a.ndim]:
+                return np.broadcast_to(a.reshape(a.shape + (1,) * (len(shape) - a.ndim)),
+                                       shape).ravel()
+            raise
+
+    def _columns(self) -> dict[str, np.ndarray]:
+        """Inputs then outputs, each broadcast to the grid and flattened (C order)."""
+        shape = self.grid_shape
+        out: dict[str, np.ndarray] = {}
+        outputs = self._output_arrays()
+        for name, v in self.inputs.items():
+            if name in outputs:
+                continue
+            try:
+                a = np.asarray(v)
+                if a.dtype == object and a.ndim == 0:
+                    continue
+                out[name] = self._on_grid(a, shape)
+            except ValueError:       # not per grid point (e.g. a per-phase vector)
+                continue
+        n = int(np.prod(shape))
+        for name, v in self._labels().items():
+            out[name] = np.full(n, v, dtype=object)
+        for name, a in outputs.items():
+            try:
+                out[name] = self._on_grid(a, shape)
+            except ValueError:       # not per grid point
+                continue
+        return out
+
+    def _labels(self) -> dict[str, str]:
+        """String fields that label the whole result (``policy="fixed"``), not diagnostics."""
+        return {f.name: getattr(self, f.name) for f in fields(self)  # type: ignore[arg-type]
+                if isinstance(getattr(self, f.name), str) and f.name not in self._frame_skip}
+
+    def _meta(self) -> dict[str, Any]:
+        """Scalar diagnostics (``method``, ``iterations`` ...) that are not per point."""
         out: dict[str, Any] = {}
         for f in fields(self):  # type: ignore[arg-type]
             v = getattr(self, f.name)
-            out[f.name] = v.to_dict() if isinstance(v, ResultMixin) else v
+            if f.name in self._frame_skip and _is_scalar_meta(v):
+                out[f.name] = v.item() if isinstance(v, np.generic) else v
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """One 1-D array per input and output column; labels and diagnostics as scalars.
+
+        ``pandas.DataFrame(r.to_dict())`` has one row per grid point whatever
+        the grid's dimension (a single point gives one row).
+        """
+        out: dict[str, Any] = dict(self._columns())
+        out.update(self._labels())
+        for k, v in self._meta().items():
+            out.setdefault(k, v)
         return out
 
     def to_frame(self) -> Any:
-        """A :class:`pandas.DataFrame` with one row per grid point (needs pandas)."""
+        """A :class:`pandas.DataFrame`: one row per grid point, a column per input and output.
+
+        Needs pandas.  Grid point ``i`` is ``numpy.unravel_index(i, r.grid_shape)``
+        (C order), so ``frame[c].to_numpy().reshape(r.grid_shape)`` gives a field back.
+        """
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - depends on environment
             raise ImportError(f"{type(self).__name__}.to_frame() needs pandas: "
                               "pip install pandas") from exc
-        cols: dict[str, np.ndarray] = {}
-        for f in fields(self):  # type: ignore[arg-type]
-            v = getattr(self, f.name)
-            if f.name in self._frame_skip or isinstance(v, (ResultMixin, dict)):
-                continue
-            cols[f.name] = np.asarray(v)
-        shape = max((a.shape for a in cols.values()), key=lambda s: int(np.prod(s)), default=())
-        out = {}
-        for k, a in cols.items():
-            try:
-                out[k] = np.broadcast_to(a, shape).ravel()
-            except ValueError:      # not per grid point (e.g. a per-station vector)
-                continue
-        return pd.DataFrame(out)
+        return pd.DataFrame(self._columns())
+
+    def grid_axes(self) -> list[tuple[str, np.ndarray]]:
+        """Per grid axis, its name and coordinates: the input that varies only along it.
+
+        Axes along which no single input varies are named ``dim_<i>`` with
+        coordinates ``0, 1, ...``.
+        """
+        shape = self.grid_shape
+        axes: list[tuple[str, np.ndarray]] = []
+        used: set[str] = set()
+        for i, n in enumerate(shape):
+            name, coord = f"dim_{i}", np.arange(n)
+            for k, v in self.inputs.items():
+                a = np.asarray(v)
+                if k in used or a.dtype == object or a.ndim > len(shape):
+                    continue
+                a_full = a.reshape((1,) * (len(shape) - a.ndim) + a.shape)
+                others = [d for j, d in enumerate(a_full.shape) if j != i]
+                if a_full.shape[i] == n and n > 1 and all(d == 1 for d in others):
+                    name, coord = k, a_full.reshape(n)
+                    used.add(k)
+                    break
+            axes.append((name, coord))
+        return axes
+
+    def to_xarray(self) -> Any:
+        """An :class:`xarray.Dataset` with a named dimension per grid axis (needs xarray).
+
+        Each axis is named after the input that varies along it (``dim_<i>``
+        when none does); that input is the axis' coordinate, the other inputs
+        and the outputs are data variables over the grid, and the scalar
+        diagnostics are attributes.
+        """
+        try:
+            import xarray as xr
+        except ImportError as exc:
+            raise ImportError(f"{type(self).__name__}.to_xarray() needs xarray: "
+                              "pip install xarray (or the 'xarray' extra)") from exc
+        shape = self.grid_shape
+        axes = self.grid_axes()
+        dims = [name for name, _ in axes]
+        coords = {name: coord for name, coord in axes if not name.startswith("dim_")}
+        data = {k: (dims, v.reshape(shape)) for k, v in self._columns().items() if k not in coords}
+        attrs = {k: (str(v) if v is None else v) for k, v in self._meta().items()}
+        return xr.Dataset(data, coords=coords, attrs=attrs)
+
+    # -- display --------------------------------------------------------------
+    def table(self, columns: Any = None) -> Any:
+        """The columns as an :class:`mva.table.Table` (all of them, or those named)."""
+        from .table import Table
+
+        cols = self._columns()
+        meta = self._meta()
+        title = type(self).__name__ + (f" (method {meta['method']})" if "method" in meta else "")
+        t = Table.from_columns(cols, title=title)
+        return t.select(list(columns)) if columns is not None else t
+
+    def _repr_html_(self) -> str:
+        """Notebook display: :meth:`table` as HTML (inputs, outputs, ``saturated`` and any
+        error-estimate columns the result carries)."""
+        return self.table()._repr_html_()
+
+    def _repr_markdown_(self) -> str:
+        """Notebook display as a Markdown table."""
+        return self.table()._repr_markdown_()
 
 
 def plain_dict(result: Any) -> dict[str, Any]:

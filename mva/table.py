@@ -22,7 +22,7 @@ import csv
 import html
 import io
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -192,6 +192,29 @@ class Table:
             out.append("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>")
         out.append("</tbody></table>")
         return "\n".join(out)
+
+    #: rows a notebook shows before eliding the middle of a long table
+    DISPLAY_ROWS: ClassVar[int] = 50
+
+    def _display_table(self) -> "Table":
+        n = len(self)
+        if n <= self.DISPLAY_ROWS:
+            return self
+        k = self.DISPLAY_ROWS // 2
+        idx = np.r_[0:k, n - k:n]
+        note = f"{n} rows; the first and last {k} shown"
+        data = {c: np.asarray(self.data[c])[idx] for c in self.columns}
+        return Table(columns=self.columns, data=data,
+                     title=f"{self.title} ({note})" if self.title else note, formats=self.formats)
+
+    def _repr_html_(self) -> str:
+        """Notebook display: the HTML table (long tables show their first and last rows)."""
+        return self._display_table().to_html()
+
+    def _repr_markdown_(self) -> str:
+        """Notebook display as Markdown, with the title as a caption line."""
+        t = self._display_table()
+        return (f"**{t.title}**\n\n" if t.title else "") + t.to_markdown()
 
     def to_csv(self) -> str:
         """Comma-separated values with a header row; floats at full precision."""

@@ -417,3 +417,172 @@ def test_figures_mark_saturated_points():
                            | policy.solve(prm, "floating").saturated))
     assert want > 0 and hollow == want            # every saturated point (the legend key is empty)
     assert doc_tables.SATURATED_LABEL in labels
+
+
+# ---------------------------------------------------------------------------
+# the built pages: equations render offline, no raw LaTeX leaks into the text
+# ---------------------------------------------------------------------------
+
+from html.parser import HTMLParser  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+
+#: LaTeX that must never reach a reader as text (outside code and math containers)
+RAW_TEX = re.compile(r"\\\[|\\\]|\\\(|\\begin\{|\\end\{|\\frac\{|\\lambda\b")
+
+
+class _PageText(HTMLParser):
+    """Text of a page outside code, scripts and the containers MathJax typesets.
+
+    ``sphinx.ext.mathjax`` writes each equation as ``\\[...\\]`` / ``\\(...\\)`` inside
+    ``<div class="math">`` / ``<span class="math">``; the bundled MathJax replaces those
+    containers when the page loads.  TeX anywhere else is shown to the reader as-is.
+    """
+
+    SKIP_TAGS = {"pre", "code", "script", "style", "title", "textarea"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[bool] = []          # per open element: does it hide its text?
+        self.text: list[str] = []
+        self.math = 0                        # number of math containers
+        self.scripts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "script" and a.get("src"):
+            self.scripts.append(a["src"])
+        if tag in ("br", "img", "meta", "link", "input", "hr"):
+            return
+        classes = (a.get("class") or "").split()
+        hide = tag in self.SKIP_TAGS or "math" in classes or "highlight" in classes
+        self.math += "math" in classes and tag in ("div", "span")
+        self.stack.append(hide)
+
+    def handle_endtag(self, tag):
+        if tag in ("br", "img", "meta", "link", "input", "hr"):
+            return
+        if self.stack:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        if not any(self.stack):
+            self.text.append(data)
+
+
+def _parse_page(path: Path) -> _PageText:
+    p = _PageText()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+@pytest.fixture(scope="session")
+def built_html(tmp_path_factory) -> Path:
+    """HTML of the documentation, built once per session.
+
+    ``SMP_DOCS_HTML=<dir>`` reuses an existing HTML build (e.g. the CI's full
+    ``sphinx -W`` build).  Otherwise the pages are built with the directives that run the
+    models replaced by a note (``SMP_DOCS_SKIP_GENERATED=1``, see ``docs/conf.py``): the
+    equations, docstrings and prose are all there, in ~20 s of CPU instead of minutes.
+    """
+    reuse = os.environ.get("SMP_DOCS_HTML")
+    if reuse:
+        out = Path(reuse)
+        assert (out / "index.html").exists(), f"SMP_DOCS_HTML={reuse!r} holds no HTML build"
+        return out
+    out = tmp_path_factory.mktemp("docs_html")
+    env = {**os.environ, "SMP_DOCS_SKIP_GENERATED": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-d", str(out / ".doctrees"),
+         str(DOCS), str(out)], env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def _html_pages(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.html")
+                  if "_static" not in p.parts and "_modules" not in p.parts
+                  and "_sources" not in p.parts)
+
+
+def test_raw_tex_detector_sees_leaks():
+    p = _PageText()
+    p.feed('<p>see \\[R = R_w\\] and <code>\\begin{x}</code></p>'
+           '<div class="math notranslate">\\[\\begin{aligned} a \\end{aligned}\\]</div>')
+    text = "".join(p.text)
+    assert RAW_TEX.search(text) and "\\begin" not in text and p.math == 1
+
+
+def test_no_page_shows_raw_latex(built_html):
+    leaks = {}
+    for page in _html_pages(built_html):
+        text = "".join(_parse_page(page).text)
+        found = sorted({m.group(0) for m in RAW_TEX.finditer(text)})
+        if found:
+            leaks[str(page.relative_to(built_html))] = found
+    assert not leaks, f"raw LaTeX in the text of: {leaks}"
+
+
+def test_equations_render_offline(built_html):
+    """Every page with equations loads MathJax from the build itself, never from a network."""
+    mathjax_pages = 0
+    for page in _html_pages(built_html):
+        parsed = _parse_page(page)
+        remote = [s for s in parsed.scripts if "://" in s or s.startswith("//")]
+        assert not remote, f"{page.name} loads scripts from the network: {remote}"
+        if parsed.math:
+            mathjax_pages += 1
+            local = [s for s in parsed.scripts if "mathjax" in s.lower()]
+            assert local, f"{page.relative_to(built_html)} has equations but loads no MathJax"
+            for src in local:
+                assert (page.parent / src.split("?")[0]).resolve().is_file(), src
+    assert mathjax_pages >= 7          # the model pages, the engine pages, the API reference
+    assert (built_html / "models" / "lopc.html").exists()
+    assert _parse_page(built_html / "models" / "lopc.html").math >= 5
+
+
+def test_long_code_lines_scroll(built_html):
+    css = (built_html / "_static" / "custom-layout.css").read_text()
+    assert re.search(r"div\.highlight pre[^{]*\{[^}]*overflow-x:\s*auto", css, re.S)
+    page = (built_html / "models" / "lopc.html").read_text()
+    assert "custom-layout.css" in page
+
+
+# ---------------------------------------------------------------------------
+# papers by author and year; jargon explained where it appears
+# ---------------------------------------------------------------------------
+
+#: a paper cited by its file number ("000" ... "004", "paper 003", "[002]"), not a number
+#: such as 1000, 0.001 or "60 000"
+PAPER_NUMBER = re.compile(r"(?<![\w.,\-+/])(?<!\d )(000|001|002|003|004)(?![\w%/\-])(?![.,]\d)(?! \d)")
+
+
+def test_paper_number_pattern():
+    assert PAPER_NUMBER.search("as 000 reports") and PAPER_NUMBER.search("(paper 003)")
+    assert PAPER_NUMBER.search("Table 1 of 002, generated") and PAPER_NUMBER.search("in 000.")
+    for ok in ("1000 cycles", "U = 0.001", "60 000 requests", "2,000,000", "0.002 handlers"):
+        assert not PAPER_NUMBER.search(ok), ok
+
+
+@pytest.mark.parametrize("page", ALL_PAGES, ids=lambda p: str(p.relative_to(DOCS)))
+def test_papers_named_by_author_and_year(page):
+    hits = [(i + 1, line.strip()) for i, line in enumerate(page.read_text().splitlines())
+            if PAPER_NUMBER.search(line)]
+    assert not hits, f"papers cited by file number: {hits}"
+
+
+def test_glossary_defines_the_jargon():
+    text = (GUIDE / "glossary.rst").read_text()
+    for term in ("SCV", "costup", "``AO``", "``BB+``", "``*200``", "``#100``", "``W`` Worse",
+                 "``O`` Original", "saturated", "Falsafi and Wood 1997", "Chong et al. 1998"):
+        assert term in text, term
+
+
+@pytest.mark.parametrize("page, jargon", [
+    ("models/ini.rst", "SCV"), ("models/cost.rst", "costup"), ("models/layers.rst", "``AO``"),
+    ("models/mechanisms.rst", "``#``"), ("guide/tutorial_7_mechanisms.rst", "``#``")])
+def test_jargon_links_to_the_glossary(page, jargon):
+    text = (DOCS / page).read_text()
+    first = text.index(jargon)
+    link = re.search(r":doc:`(\.\./guide/)?glossary`", text[first:first + 600])
+    assert link, f"{page}: {jargon} is not explained with a glossary link where it first appears"

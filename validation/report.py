@@ -119,7 +119,9 @@ def run_validation(quick: bool = True, *, seed: int = 0, executor: Any = None,
     executor, workers
         Passed to :func:`mva.sweep` (default: a local process pool).
     progress : bool
-        Progress bars on a terminal (never otherwise).
+        On a terminal, one progress bar per simulated grid, labelled with its
+        name and ``[k/n]`` over the whole run; otherwise one line per finished
+        grid on standard error.  ``False``: silent.
     only : sequence of str, optional
         Grid names to run (``"lopc"``, ``"ini"``, ``"ini-dispatch"``,
         ``"ini-cs2"``, ``"policy"``, ``"pdq"``); default all.
@@ -133,6 +135,8 @@ def run_validation(quick: bool = True, *, seed: int = 0, executor: Any = None,
     -------
     ValidationResults
     """
+    from mva.progress import stage
+
     t0 = time.perf_counter()
     specs = grids(quick)
     names = list(specs) if only is None else list(only)
@@ -140,6 +144,10 @@ def run_validation(quick: bool = True, *, seed: int = 0, executor: Any = None,
     if unknown:
         raise ValueError(f"only: unknown grid(s) {unknown}; available: {', '.join(specs)}")
     out: dict[str, GridComparison] = {}
+    # one simulated sweep per policy/PDQ method, one per other grid (its methods share it)
+    n_stages = sum(len(specs[n]["methods"]) if n.startswith("policy") or n == "pdq" else 1
+                   for n in names)
+    k = 0
 
     def run(name: str, params: list[Any], method: str) -> GridComparison:
         spec = specs[name]
@@ -158,8 +166,13 @@ def run_validation(quick: bool = True, *, seed: int = 0, executor: Any = None,
         if name.startswith("policy") or name == "pdq":
             for m in methods:
                 params = spec["single"] if m == "single" else spec["params"]
-                out[f"{name}/{m}"] = run(name, params, m)
-        else:
+                k += 1
+                with stage(f"{name} [{m}] ({len(params)} points)", k, n_stages, enable=progress):
+                    out[f"{name}/{m}"] = run(name, params, m)
+            continue
+        k += 1
+        with stage(f"{name} ({len(spec['params'])} points, {len(methods)} model methods)", k,
+                   n_stages, enable=progress):
             base = run(name, spec["params"], "mva" if name == "lopc" else "schweitzer")
             for m in methods:
                 g = base if m == base.method else _with_method(base, m)

@@ -4,13 +4,22 @@ Registered through the ``smp_contention.commands`` entry-point group
 (``validate = validation.validate_cli:register``), so :mod:`models` never
 imports the simulator::
 
-    smp-contention validate --quick                 # CI-sized grid, about two minutes
+    smp-contention validate --quick                 # CI-sized grid (times below)
     smp-contention validate --out site/validation --workers 8   # the full grid
 
 Prints the Markdown summary (accuracy targets and errors per grid and method)
 to standard output and writes ``report.md``, ``report.html`` and PNG plots to
-``--out`` (default ``./validation-report``).  A progress bar appears only on a
-terminal.
+``--out`` (default ``./validation-report``, ignored by git).  Progress goes to
+standard error: on a terminal one bar per grid, labelled with the grid's name
+and ``[k/12]``; otherwise (piped, CI) one line per finished grid, e.g.
+``[5/12] policy [fixed] (10 points) done in 8.9 s``.
+
+Time of ``--quick --no-plots`` (12 grids, 167 comparisons), measured: 1 min 53 s
+of CPU time (user + system, simulator workers included); wall time 75 s on an
+otherwise idle machine (as reported in the issue that asked for this note) and
+5 min 32 s on a 2-core machine shared with other jobs (load average 6-12), where
+the INI grid alone, whose exact-MVA reference is the slowest model method,
+took 3 min.
 """
 
 from __future__ import annotations

@@ -105,8 +105,23 @@ def test_validate_subcommand(tmp_path, capsys):
                               "--scale", "0.02", "--out", str(tmp_path / "v"), "--no-plots"])
     text = args.func(args)
     assert "PDQ shared queue" in text and "Report:" in text
+    # piped (not a terminal): one line per finished grid, named, with the overall count
+    err = capsys.readouterr().err.splitlines()
+    done = [line for line in err if " done in " in line]
+    assert [line.split(" done in ")[0] for line in done] == [
+        "[1/2] pdq [shared] (6 points)", "[2/2] pdq [partitioned] (6 points)"]
     assert os.path.exists(tmp_path / "v" / "report.html")
     assert not [f for f in os.listdir(tmp_path / "v") if f.endswith(".png")]
     bad = parser.parse_args(["validate", "--workers", "0"])
     with pytest.raises(ValueError, match="workers"):
         bad.func(bad)
+
+
+def test_default_output_directory_is_ignored_by_git():
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(prog="smp-contention")
+    register(parser.add_subparsers(dest="command"))
+    out = parser.parse_args(["validate"]).out
+    ignore = (Path(__file__).resolve().parents[2] / ".gitignore").read_text().splitlines()
+    assert f"{out}/" in ignore or f"/{out}/" in ignore
