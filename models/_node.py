@@ -1,0 +1,234 @@
+"""Node-level Markov chain of one processor of a request/reply machine (private).
+
+One processor runs one thread and serves FCFS, at priority over the thread,
+the request handlers sent by other threads and its own thread's reply
+handler.  Handler service is phase-type, fitted to the mean and squared
+coefficient of variation the way the bundled simulator draws it
+(deterministic ~ Erlang, Erlang-``round(1/cs2)`` below 1, exponential, a
+balanced-means two-phase hyperexponential above 1).  The rest of the machine
+enters through two parameters that a symmetric fixed point sets
+(:func:`solve_node`):
+
+* requests arrive from ``sources`` other threads, at rate ``(sources - n)
+  gamma`` with ``n`` requests present (finite source), and
+* the thread, once its request has left, is away for an exponential time of
+  mean ``away`` (latencies plus the request's residence elsewhere), after
+  which its reply joins the handler queue.
+
+The thread's states: *pending* (its reply has been handled but handlers
+queued behind the reply still run before it resumes), *computing*
+(exponential ``W``, preempted whenever a handler is present), *away*, and
+*reply queued* with ``a`` handlers ahead and ``b`` behind it.  The chain is
+solved for its stationary distribution with a sparse LU factorization.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["handler_ph", "NodeChain", "solve_node"]
+
+#: most Erlang phases used for ``cs2 < 1`` (``cs2 = 0`` is Erlang-``MAX_ERLANG``)
+MAX_ERLANG = 6
+DAMP = 0.2
+
+#: largest truncation of the request queue (the probability mass at it is reported)
+NMAX_CAP = 32
+
+
+def handler_ph(mean: float, cs2: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(alpha, T)``: initial vector and sub-generator of the fitted handler time."""
+    if cs2 > 1.0 + 1e-12:
+        p = 0.5 * (1.0 + math.sqrt((cs2 - 1.0) / (cs2 + 1.0)))
+        mu = np.array([2.0 * p / mean, 2.0 * (1.0 - p) / mean])
+        return np.array([p, 1.0 - p]), np.diag(-mu)
+    k = MAX_ERLANG if cs2 <= 1.0 / MAX_ERLANG else max(1, round(1.0 / cs2))
+    T = np.diag(np.full(k, -k / mean)) + np.diag(np.full(k - 1, k / mean), 1)
+    a = np.zeros(k)
+    a[0] = 1.0
+    return a, T
+
+
+class NodeChain:
+    """Structure of the node chain for ``sources`` requesters, truncated at ``nmax`` requests.
+
+    Transition rates are stored as ``fixed + gamma * arr + away_rate * away``
+    so that one structure serves every iteration of the fixed point.
+    """
+
+    def __init__(self, sources: int, W: float, o: float, cs2: float, nmax: int) -> None:
+        alpha, T = handler_ph(o, cs2)
+        ph = len(alpha)
+        ext = -T.sum(axis=1)
+        nmax = int(max(1, min(sources, nmax)))
+        idx: dict[tuple[str, int, int, int], int] = {}
+        for th in ("P", "C", "A"):
+            if th != "P":
+                idx[(th, 0, 0, -1)] = len(idx)
+            for n in range(1, nmax + 1):
+                for j in range(ph):
+                    idx[(th, n, 0, j)] = len(idx)
+        for a in range(nmax + 1):
+            for b in range(nmax + 1 - a):
+                for j in range(ph):
+                    idx[("Y", a, b, j)] = len(idx)
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[tuple[float, float, float]] = []
+
+        def tr(s: tuple, t: tuple, f: float = 0.0, ar: float = 0.0, aw: float = 0.0) -> None:
+            rows.append(idx[s])
+            cols.append(idx[t])
+            vals.append((f, ar, aw))
+
+        def start(th: str, n: int, b: int = 0) -> list[tuple[tuple, float]]:
+            """States (and probabilities) when a new handler starts with ``n`` present."""
+            return [((th, n, b, jj), float(alpha[jj])) for jj in range(ph) if alpha[jj] > 0]
+
+        wr = 1.0 / max(W, 1e-9 * o)
+        for key in idx:
+            th, n, b, j = key
+            if th in ("P", "C", "A"):
+                if n < nmax:
+                    if n == 0:
+                        for t, pr in start(th, 1):
+                            tr(key, t, ar=(sources - n) * pr)
+                    else:
+                        tr(key, (th, n + 1, 0, j), ar=sources - n)
+                if n > 0:
+                    for jj in range(ph):
+                        if jj != j and T[j, jj] > 0:
+                            tr(key, (th, n, 0, jj), f=T[j, jj])
+                    after = "C" if th == "P" else th        # the thread resumes when idle
+                    if n == 1:
+                        tr(key, (after, 0, 0, -1), f=ext[j])
+                    else:
+                        for t, pr in start(th, n - 1):
+                            tr(key, t, f=ext[j] * pr)
+                if th == "C" and n == 0:
+                    tr(key, ("A", 0, 0, -1), f=wr)
+                if th == "A":
+                    if n == 0:
+                        for (_, _, _, jj), pr in start("Y", 0):
+                            tr(key, ("Y", 0, 0, jj), aw=pr)
+                    else:
+                        tr(key, ("Y", n, 0, j), aw=1.0)
+            else:
+                a, tot = n, n + b
+                if tot < nmax:
+                    tr(key, ("Y", a, b + 1, j), ar=sources - tot)
+                for jj in range(ph):
+                    if jj != j and T[j, jj] > 0:
+                        tr(key, ("Y", a, b, jj), f=T[j, jj])
+                if a == 0:                     # the reply handler completes
+                    if b == 0:
+                        tr(key, ("C", 0, 0, -1), f=ext[j])
+                    else:
+                        for (_, _, _, jj), pr in start("P", b):
+                            tr(key, ("P", b, 0, jj), f=ext[j] * pr)
+                else:
+                    for (_, _, _, jj), pr in start("Y", a - 1, b):
+                        tr(key, ("Y", a - 1, b, jj), f=ext[j] * pr)
+        keys = list(idx)
+        self.size = len(idx)
+        self.nmax = nmax
+        self.sources = sources
+        self.rows = np.array(rows)
+        self.cols = np.array(cols)
+        v = np.array(vals, dtype=float).reshape(-1, 3)
+        self.fixed, self.arr, self.away = v[:, 0], v[:, 1], v[:, 2]
+        kind = np.array([k[0] for k in keys])
+        self.is_P, self.is_C, self.is_A, self.is_Y = (kind == s for s in "PCAY")
+        self.nreq = np.array([k[1] + (k[2] if k[0] == "Y" else 0) for k in keys], dtype=float)
+        self.src_left = np.where(self.nreq < nmax, sources - self.nreq, 0.0)
+        phase_exit = np.array([ext[k[3]] if k[3] >= 0 else 0.0 for k in keys])
+        self.reply_exit = np.where(self.is_Y & np.array([k[1] == 0 for k in keys]), phase_exit, 0.0)
+        self.busy = self.nreq + self.is_Y > 0
+        self.top = self.nreq >= nmax
+
+    def stationary(self, gamma: float, away_rate: float) -> np.ndarray:
+        """Stationary distribution for the given arrival and return rates."""
+        import scipy.sparse as sps
+        import scipy.sparse.linalg as spla
+
+        n = self.size
+        data = self.fixed + gamma * self.arr + away_rate * self.away
+        out = np.bincount(self.rows, weights=data, minlength=n)
+        # pi Q = 0 with the first balance equation replaced by sum(pi) = 1
+        r = np.concatenate([self.cols, np.arange(n)])
+        c = np.concatenate([self.rows, np.arange(n)])
+        d = np.concatenate([data, -out])
+        keep = r != 0
+        r = np.concatenate([r[keep], np.zeros(n, dtype=int)])
+        c = np.concatenate([c[keep], np.arange(n)])
+        d = np.concatenate([d[keep], np.ones(n)])
+        A = sps.csc_matrix((d, (r, c)), shape=(n, n))
+        b = np.zeros(n)
+        b[0] = 1.0
+        return np.asarray(spla.spsolve(A, b), dtype=float)
+
+
+@functools.lru_cache(maxsize=64)
+def _chain(sources: int, W: float, o: float, cs2: float, nmax: int) -> NodeChain:
+    return NodeChain(sources, W, o, cs2, nmax)
+
+
+def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
+               tol: float = 1e-7, max_iter: int = 200, nmax: int = 16,
+               tail: float = 1e-4) -> dict[str, Any]:
+    """Symmetric fixed point of the node chain.
+
+    ``delay`` is the part of the away time that does not depend on the
+    requests' residence elsewhere (``2L`` in LoPC); the away time is
+    ``delay + R_q``.  The per-source rate ``gamma`` makes the request arrival
+    rate at the node equal to the thread's own cycle rate (every processor
+    receives, on average, as many requests as its thread sends).  The
+    truncation ``nmax`` doubles until the probability of a full queue is
+    below ``tail``.
+
+    Returns a dict with ``R`` (cycle), ``R_w`` (computing), ``R_p`` (pending:
+    reply handled, handlers behind it still running), ``R_q``, ``R_y``,
+    ``Q_q``, ``Q_y``, ``converged``, ``iterations``, ``residual`` and the
+    chain ``size``.
+    """
+    Rq = o
+    R = W + delay + 2.0 * o
+    x = np.array([R, Rq])
+    it_total = 0
+    first = True
+    while True:
+        ch = _chain(int(sources), float(W), float(o), float(cs2), int(min(sources, nmax)))
+        want = 1e-3 if first and ch.nmax < sources else tol
+        for it in range(1, max_iter + 1):
+            R, Rq = x
+            X = 1.0 / R
+            gamma = X / max(sources - X * Rq, 1e-12)
+            pi = ch.stationary(gamma, 1.0 / max(delay + Rq, 1e-12 * o))
+            Xn = float(pi @ ch.reply_exit)
+            lam_in = gamma * float(pi @ ch.src_left)
+            Qq = float(pi @ ch.nreq)
+            fx = np.array([1.0 / Xn, Qq / lam_in])
+            res = float(np.max(np.abs(fx - x) / x))
+            x = DAMP * x + (1.0 - DAMP) * fx
+            if res < want:
+                break
+        it_total += it
+        top = float(pi[ch.top].sum())
+        if ch.nmax >= sources or nmax >= NMAX_CAP or (top <= tail and want == tol):
+            break
+        if top > tail:
+            # geometric tail: the queue-length probabilities fall by `ratio` per request
+            below = float(pi[ch.nreq == ch.nmax - 1].sum())
+            ratio = min(max(top / below, 0.05), 0.995) if below > 0 else 0.5
+            nmax = int(min(NMAX_CAP, max(nmax + 4, math.ceil(nmax + math.log(tail / top)
+                                                             / math.log(ratio)) + 2)))
+        first = False
+    R = 1.0 / Xn
+    return {"R": R, "R_w": float(pi[ch.is_C].sum()) * R, "R_p": float(pi[ch.is_P].sum()) * R,
+            "R_q": Qq / lam_in, "R_y": float(pi[ch.is_Y].sum()) * R, "Q_q": Qq,
+            "Q_y": float(pi[ch.is_Y].sum()), "converged": res < tol, "iterations": it_total,
+            "residual": res, "size": ch.size, "truncation": top}
