@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["handler_ph", "NodeChain", "solve_node"]
+__all__ = ["handler_ph", "NodeChain", "solve_node", "station_residence"]
 
 #: most Erlang phases used for ``cs2 < 1`` (``cs2 = 0`` is Erlang-``MAX_ERLANG``)
 MAX_ERLANG = 6
@@ -147,29 +147,113 @@ class NodeChain:
         self.src_left = np.where(self.nreq < nmax, sources - self.nreq, 0.0)
         phase_exit = np.array([ext[k[3]] if k[3] >= 0 else 0.0 for k in keys])
         self.reply_exit = np.where(self.is_Y & np.array([k[1] == 0 for k in keys]), phase_exit, 0.0)
-        self.busy = self.nreq + self.is_Y > 0
         self.top = self.nreq >= nmax
+        # pattern of the balance matrix pi Q = 0 (transposed generator) with row 0
+        # replaced by the normalisation sum(pi) = 1
+        n = self.size
+        r = np.concatenate([self.cols, np.arange(n)])
+        c = np.concatenate([self.rows, np.arange(n)])
+        self._keep = r != 0
+        self._r = np.concatenate([r[self._keep], np.zeros(n, dtype=np.int64)])
+        self._c = np.concatenate([c[self._keep], np.arange(n)])
+        self._ones = np.ones(n)
+        self._b = np.zeros(n)
+        self._b[0] = 1.0
 
     def stationary(self, gamma: float, away_rate: float) -> np.ndarray:
         """Stationary distribution for the given arrival and return rates."""
         import scipy.sparse as sps
         import scipy.sparse.linalg as spla
 
-        n = self.size
         data = self.fixed + gamma * self.arr + away_rate * self.away
-        out = np.bincount(self.rows, weights=data, minlength=n)
-        # pi Q = 0 with the first balance equation replaced by sum(pi) = 1
-        r = np.concatenate([self.cols, np.arange(n)])
-        c = np.concatenate([self.rows, np.arange(n)])
-        d = np.concatenate([data, -out])
-        keep = r != 0
-        r = np.concatenate([r[keep], np.zeros(n, dtype=int)])
-        c = np.concatenate([c[keep], np.arange(n)])
-        d = np.concatenate([d[keep], np.ones(n)])
-        A = sps.csc_matrix((d, (r, c)), shape=(n, n))
-        b = np.zeros(n)
-        b[0] = 1.0
-        return np.asarray(spla.spsolve(A, b), dtype=float)
+        out = np.bincount(self.rows, weights=data, minlength=self.size)
+        d = np.concatenate([np.concatenate([data, -out])[self._keep], self._ones])
+        A = sps.csc_matrix((d, (self._r, self._c)), shape=(self.size, self.size))
+        return np.asarray(spla.spsolve(A, self._b), dtype=float)
+
+
+def _stationary(rows: np.ndarray, cols: np.ndarray, rates: np.ndarray, n: int) -> np.ndarray:
+    """Stationary distribution of the chain with transitions ``rows -> cols`` at ``rates``."""
+    import scipy.sparse as sps
+    import scipy.sparse.linalg as spla
+
+    out = np.bincount(rows, weights=rates, minlength=n)
+    r = np.concatenate([cols, np.arange(n)])
+    c = np.concatenate([rows, np.arange(n)])
+    d = np.concatenate([rates, -out])
+    keep = r != 0
+    A = sps.csc_matrix((np.concatenate([d[keep], np.ones(n)]),
+                        (np.concatenate([r[keep], np.zeros(n, dtype=np.int64)]),
+                         np.concatenate([c[keep], np.arange(n)]))), shape=(n, n))
+    b = np.zeros(n)
+    b[0] = 1.0
+    return np.asarray(spla.spsolve(A, b), dtype=float)
+
+
+def station_residence(gamma: float, sources: int, servers: int, S: float, cs2: float,
+                      phi: float = 1.0) -> tuple[float, float, float]:
+    """``(residence per visit, mean number present, throughput)`` of a finite-source FCFS station.
+
+    ``sources`` customers each return to the station at rate ``gamma`` while
+    away from it (arrival rate ``(sources - n) gamma``).  One server: the
+    exact chain with the phase-type service of :func:`handler_ph`.
+    ``servers > 1``: exponential service at rate ``min(n, servers)/S`` and
+    the waiting time scaled by ``(1 + cs2)/2`` (the Lee-Longton two-moment
+    approximation).  ``phi`` scales the waiting time for arrival streams
+    more regular than finite-source Poisson (round-robin dispatch).
+    """
+    if S <= 0 or gamma <= 0:
+        return S, 0.0, 0.0
+    M = int(sources)
+    if servers == 1:
+        alpha, T = handler_ph(S, cs2)
+    else:
+        alpha, T = np.ones(1), np.array([[-1.0 / S]])
+    ph = len(alpha)
+    ext = -T.sum(axis=1)
+    cap = int(min(M, 400))
+    nst = 1 + cap * ph
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+
+    def sid(n: int, j: int) -> int:
+        return 0 if n == 0 else 1 + (n - 1) * ph + j
+
+    def tr(s: int, t: int, v: float) -> None:
+        rows.append(s)
+        cols.append(t)
+        vals.append(v)
+
+    for n in range(cap + 1):
+        for j in (range(ph) if n > 0 else [-1]):
+            s = sid(n, j)
+            if n < cap:
+                if n == 0:
+                    for jj in range(ph):
+                        tr(s, sid(1, jj), (M - n) * gamma * alpha[jj])
+                else:
+                    tr(s, sid(n + 1, j), (M - n) * gamma)
+            if n > 0:
+                busy = min(n, servers)
+                for jj in range(ph):
+                    if jj != j and T[j, jj] > 0:
+                        tr(s, sid(n, jj), T[j, jj])
+                if n == 1:
+                    tr(s, 0, busy * ext[j])
+                else:
+                    for jj in range(ph):
+                        tr(s, sid(n - 1, jj), busy * ext[j] * alpha[jj])
+    pi = _stationary(np.array(rows), np.array(cols), np.array(vals), nst)
+    nvec = np.array([0.0] + [float(n) for n in range(1, cap + 1) for _ in range(ph)])
+    thr = gamma * float(pi @ np.where(nvec < cap, M - nvec, 0.0))
+    Q = float(pi @ nvec)
+    Rv = Q / thr
+    wait = max(Rv - S, 0.0)
+    if servers > 1:
+        wait *= (1.0 + cs2) / 2.0
+    wait *= phi
+    return S + wait, thr * (S + wait), thr
 
 
 @functools.lru_cache(maxsize=64)
@@ -178,6 +262,7 @@ def _chain(sources: int, W: float, o: float, cs2: float, nmax: int) -> NodeChain
 
 
 def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
+               station: dict[str, Any] | None = None,
                tol: float = 1e-7, max_iter: int = 200, nmax: int = 16,
                tail: float = 1e-4) -> dict[str, Any]:
     """Symmetric fixed point of the node chain.
@@ -190,32 +275,68 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     truncation ``nmax`` doubles until the probability of a full queue is
     below ``tail``.
 
+    ``station`` (INI model): a dict with ``visits`` (per round trip),
+    ``threads`` (per station), ``sources``, ``servers``, ``S``, ``cs2`` and
+    ``phi`` (see :func:`station_residence`); the away time then also holds
+    ``visits`` residences at such stations, each fed at rate
+    ``threads * visits / R``.
+
     Returns a dict with ``R`` (cycle), ``R_w`` (computing), ``R_p`` (pending:
     reply handled, handlers behind it still running), ``R_q``, ``R_y``,
     ``Q_q``, ``Q_y``, ``converged``, ``iterations``, ``residual`` and the
     chain ``size``.
     """
     Rq = o
-    R = W + delay + 2.0 * o
-    x = np.array([R, Rq])
+    st = station
+    Ro = st["S"] if st else 0.0
+    R = W + delay + 2.0 * o + (st["visits"] * Ro if st else 0.0)
+    x = np.array([R, Rq, Ro])
     it_total = 0
     first = True
     while True:
         ch = _chain(int(sources), float(W), float(o), float(cs2), int(min(sources, nmax)))
         want = 1e-3 if first and ch.nmax < sources else tol
+        prev: tuple[np.ndarray, np.ndarray] | None = None
         for it in range(1, max_iter + 1):
-            R, Rq = x
+            R, Rq, Ro = x
             X = 1.0 / R
             gamma = X / max(sources - X * Rq, 1e-12)
-            pi = ch.stationary(gamma, 1.0 / max(delay + Rq, 1e-12 * o))
+            away = delay + Rq + (st["visits"] * Ro if st else 0.0)
+            pi = ch.stationary(gamma, 1.0 / max(away, 1e-12 * o))
             Xn = float(pi @ ch.reply_exit)
             lam_in = gamma * float(pi @ ch.src_left)
             Qq = float(pi @ ch.nreq)
-            fx = np.array([1.0 / Xn, Qq / lam_in])
-            res = float(np.max(np.abs(fx - x) / x))
-            x = DAMP * x + (1.0 - DAMP) * fx
+            if st:
+                # each source's time away from the station, consistent with the thread's
+                # cycle: sources / Z+Ro = threads * visits / R at the fixed point
+                lam_o = st["threads"] * st["visits"] / R
+                Z = max(st["sources"] / lam_o - Ro, 1e-3 * st["S"])
+                phi = st["phi"]
+                if callable(phi):
+                    phi = phi(min(lam_o * st["S"] / st["servers"], 1.0))
+                Ron, Qo, _ = station_residence(1.0 / Z, st["sources"], st["servers"], st["S"],
+                                               st["cs2"], phi)
+            else:
+                Ron, Qo = 0.0, 0.0
+            # the station's residence enters the thread's cycle with a steep gain near
+            # saturation; a geometric mean of old and new keeps the iteration stable
+            fx = np.array([1.0 / Xn, Qq / lam_in, math.sqrt(Ron * Ro) if st else 0.0])
+            g = fx - x
+            res = float(np.max(np.abs(g) / np.maximum(x, 1e-300)))
             if res < want:
                 break
+            # Anderson mixing (depth 1) on the residual g = f(x) - x, damped
+            xn = x + (1.0 - DAMP) * g
+            if prev is not None:
+                dg, dx = g - prev[1], x - prev[0]
+                den = float(dg @ dg)
+                if den > 0:
+                    th = float(g @ dg) / den
+                    cand = xn - th * (dx + (1.0 - DAMP) * dg)
+                    if np.all(cand > 0):
+                        xn = cand
+            prev = (x, g)
+            x = xn
         it_total += it
         top = float(pi[ch.top].sum())
         if ch.nmax >= sources or nmax >= NMAX_CAP or (top <= tail and want == tol):
@@ -230,5 +351,6 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     R = 1.0 / Xn
     return {"R": R, "R_w": float(pi[ch.is_C].sum()) * R, "R_p": float(pi[ch.is_P].sum()) * R,
             "R_q": Qq / lam_in, "R_y": float(pi[ch.is_Y].sum()) * R, "Q_q": Qq,
-            "Q_y": float(pi[ch.is_Y].sum()), "converged": res < tol, "iterations": it_total,
+            "Q_y": float(pi[ch.is_Y].sum()), "R_o": Ron, "Q_o": Qo,
+            "converged": res < tol, "iterations": it_total,
             "residual": res, "size": ch.size, "truncation": top}
