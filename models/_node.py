@@ -205,54 +205,84 @@ def station_residence(gamma: float, sources: int, servers: int, S: float, cs2: f
     if S <= 0 or gamma <= 0:
         return S, 0.0, 0.0
     M = int(sources)
-    if servers == 1:
-        alpha, T = handler_ph(S, cs2)
-    else:
-        alpha, T = np.ones(1), np.array([[-1.0 / S]])
-    ph = len(alpha)
-    ext = -T.sum(axis=1)
     cap = int(min(M, 400))
-    nst = 1 + cap * ph
+    scale = 1.0
     rows: list[int] = []
     cols: list[int] = []
     vals: list[float] = []
-
-    def sid(n: int, j: int) -> int:
-        return 0 if n == 0 else 1 + (n - 1) * ph + j
 
     def tr(s: int, t: int, v: float) -> None:
         rows.append(s)
         cols.append(t)
         vals.append(v)
 
-    for n in range(cap + 1):
-        for j in (range(ph) if n > 0 else [-1]):
-            s = sid(n, j)
+    if servers > 1 and cs2 > 1.0 + 1e-12:
+        # K servers, hyperexponential (a mixture of two exponentials): the state
+        # (n, k1) counts the busy servers whose job is of the fast kind
+        alpha, T = handler_ph(S, cs2)
+        p, mu1, mu2 = float(alpha[0]), -float(T[0, 0]), -float(T[1, 1])
+        index: dict[tuple[int, int], int] = {}
+        for n in range(cap + 1):
+            for k1 in range(min(n, servers) + 1):
+                index[(n, k1)] = len(index)
+        for (n, k1), s in index.items():
+            b = min(n, servers)
             if n < cap:
-                if n == 0:
-                    for jj in range(ph):
-                        tr(s, sid(1, jj), (M - n) * gamma * alpha[jj])
+                if n < servers:
+                    tr(s, index[(n + 1, k1 + 1)], (M - n) * gamma * p)
+                    tr(s, index[(n + 1, k1)], (M - n) * gamma * (1 - p))
                 else:
-                    tr(s, sid(n + 1, j), (M - n) * gamma)
-            if n > 0:
-                busy = min(n, servers)
-                for jj in range(ph):
-                    if jj != j and T[j, jj] > 0:
-                        tr(s, sid(n, jj), T[j, jj])
-                if n == 1:
-                    tr(s, 0, busy * ext[j])
+                    tr(s, index[(n + 1, k1)], (M - n) * gamma)
+            for rate, k_after in ((k1 * mu1, k1 - 1), ((b - k1) * mu2, k1)):
+                if rate <= 0:
+                    continue
+                if n > servers:                       # a waiting job starts
+                    tr(s, index[(n - 1, k_after + 1)], rate * p)
+                    tr(s, index[(n - 1, k_after)], rate * (1 - p))
                 else:
+                    tr(s, index[(n - 1, k_after)], rate)
+        nst = len(index)
+        nvec = np.array([float(n) for (n, _) in index], dtype=float)
+    else:
+        if servers == 1:
+            alpha, T = handler_ph(S, cs2)
+        else:
+            # K servers, cs2 <= 1: exponential service, the waiting time scaled by
+            # (1 + cs2)/2 (Lee-Longton)
+            alpha, T = np.ones(1), np.array([[-1.0 / S]])
+            scale = (1.0 + cs2) / 2.0
+        ph = len(alpha)
+        ext = -T.sum(axis=1)
+        nst = 1 + cap * ph
+
+        def sid(n: int, j: int) -> int:
+            return 0 if n == 0 else 1 + (n - 1) * ph + j
+
+        for n in range(cap + 1):
+            for j in (range(ph) if n > 0 else [-1]):
+                s = sid(n, j)
+                if n < cap:
+                    if n == 0:
+                        for jj in range(ph):
+                            tr(s, sid(1, jj), (M - n) * gamma * alpha[jj])
+                    else:
+                        tr(s, sid(n + 1, j), (M - n) * gamma)
+                if n > 0:
+                    busy = min(n, servers)
                     for jj in range(ph):
-                        tr(s, sid(n - 1, jj), busy * ext[j] * alpha[jj])
+                        if jj != j and T[j, jj] > 0:
+                            tr(s, sid(n, jj), T[j, jj])
+                    if n == 1:
+                        tr(s, 0, busy * ext[j])
+                    else:
+                        for jj in range(ph):
+                            tr(s, sid(n - 1, jj), busy * ext[j] * alpha[jj])
+        nvec = np.array([0.0] + [float(n) for n in range(1, cap + 1) for _ in range(ph)])
     pi = _stationary(np.array(rows), np.array(cols), np.array(vals), nst)
-    nvec = np.array([0.0] + [float(n) for n in range(1, cap + 1) for _ in range(ph)])
     thr = gamma * float(pi @ np.where(nvec < cap, M - nvec, 0.0))
     Q = float(pi @ nvec)
     Rv = Q / thr
-    wait = max(Rv - S, 0.0)
-    if servers > 1:
-        wait *= (1.0 + cs2) / 2.0
-    wait *= phi
+    wait = max(Rv - S, 0.0) * scale * phi
     return S + wait, thr * (S + wait), thr
 
 

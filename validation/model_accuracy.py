@@ -221,13 +221,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--points", type=int, default=256)
     ap.add_argument("--cycles", type=int, default=150_000)
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--per-thread", dest="per_thread", type=int, default=40,
+                    help="at least this many round trips per thread")
     ap.add_argument("--methods", default=None, help="comma list (default: every method)")
     ap.add_argument("--cache", default=None, help="JSON file caching the simulations")
     ap.add_argument("--worst", action="store_true", help="print the worst point per measure")
     a = ap.parse_args(argv)
     pts = design(a.family, a.points, a.seed)
     t0 = time.time()
-    sims = simulate_design(a.family, pts, cycles=a.cycles, seed=a.seed, cache=a.cache)
+    sims = simulate_design(a.family, pts, cycles=a.cycles, seed=a.seed, cache=a.cache,
+                           per_thread=a.per_thread)
     print(f"{a.family}: {len(pts)} points, {a.cycles} cycles each, seed {a.seed}, "
           f"simulated in {time.time() - t0:.0f} s")
     if a.methods:
