@@ -190,31 +190,22 @@ def _stationary(rows: np.ndarray, cols: np.ndarray, rates: np.ndarray, n: int) -
     return np.asarray(spla.spsolve(A, b), dtype=float)
 
 
-def station_residence(gamma: float, sources: int, servers: int, S: float, cs2: float,
-                      phi: float = 1.0) -> tuple[float, float, float]:
-    """``(residence per visit, mean number present, throughput)`` of a finite-source FCFS station.
-
-    ``sources`` customers each return to the station at rate ``gamma`` while
-    away from it (arrival rate ``(sources - n) gamma``).  One server: the
-    exact chain with the phase-type service of :func:`handler_ph`.
-    ``servers > 1``: exponential service at rate ``min(n, servers)/S`` and
-    the waiting time scaled by ``(1 + cs2)/2`` (the Lee-Longton two-moment
-    approximation).  ``phi`` scales the waiting time for arrival streams
-    more regular than finite-source Poisson (round-robin dispatch).
-    """
-    if S <= 0 or gamma <= 0:
-        return S, 0.0, 0.0
-    M = int(sources)
+@functools.lru_cache(maxsize=256)
+def _station_structure(M: int, servers: int, S: float, cs2: float) -> tuple[Any, ...]:
+    """Transitions of the finite-source station chain; arrival rates are per unit ``gamma``."""
     cap = int(min(M, 400))
     scale = 1.0
     rows: list[int] = []
     cols: list[int] = []
     vals: list[float] = []
 
-    def tr(s: int, t: int, v: float) -> None:
+    isarr: list[bool] = []
+
+    def tr(s: int, t: int, v: float, arrival: bool = False) -> None:
         rows.append(s)
         cols.append(t)
         vals.append(v)
+        isarr.append(arrival)
 
     if servers > 1 and cs2 > 1.0 + 1e-12:
         # K servers, hyperexponential (a mixture of two exponentials): the state
@@ -229,10 +220,10 @@ def station_residence(gamma: float, sources: int, servers: int, S: float, cs2: f
             b = min(n, servers)
             if n < cap:
                 if n < servers:
-                    tr(s, index[(n + 1, k1 + 1)], (M - n) * gamma * p)
-                    tr(s, index[(n + 1, k1)], (M - n) * gamma * (1 - p))
+                    tr(s, index[(n + 1, k1 + 1)], (M - n) * p, True)
+                    tr(s, index[(n + 1, k1)], (M - n) * (1 - p), True)
                 else:
-                    tr(s, index[(n + 1, k1)], (M - n) * gamma)
+                    tr(s, index[(n + 1, k1)], (M - n), True)
             for rate, k_after in ((k1 * mu1, k1 - 1), ((b - k1) * mu2, k1)):
                 if rate <= 0:
                     continue
@@ -264,9 +255,9 @@ def station_residence(gamma: float, sources: int, servers: int, S: float, cs2: f
                 if n < cap:
                     if n == 0:
                         for jj in range(ph):
-                            tr(s, sid(1, jj), (M - n) * gamma * alpha[jj])
+                            tr(s, sid(1, jj), (M - n) * alpha[jj], True)
                     else:
-                        tr(s, sid(n + 1, j), (M - n) * gamma)
+                        tr(s, sid(n + 1, j), (M - n), True)
                 if n > 0:
                     busy = min(n, servers)
                     for jj in range(ph):
@@ -278,8 +269,30 @@ def station_residence(gamma: float, sources: int, servers: int, S: float, cs2: f
                         for jj in range(ph):
                             tr(s, sid(n - 1, jj), busy * ext[j] * alpha[jj])
         nvec = np.array([0.0] + [float(n) for n in range(1, cap + 1) for _ in range(ph)])
-    pi = _stationary(np.array(rows), np.array(cols), np.array(vals), nst)
-    thr = gamma * float(pi @ np.where(nvec < cap, M - nvec, 0.0))
+    v = np.array(vals, dtype=float)
+    ar = np.array(isarr, dtype=bool)
+    return (np.array(rows), np.array(cols), np.where(ar, 0.0, v), np.where(ar, v, 0.0), nst,
+            nvec, np.where(nvec < cap, M - nvec, 0.0), scale)
+
+
+def station_residence(gamma: float, sources: int, servers: int, S: float, cs2: float,
+                      phi: float = 1.0) -> tuple[float, float, float]:
+    """``(residence per visit, mean number present, throughput)`` of a finite-source FCFS station.
+
+    ``sources`` customers each return to the station at rate ``gamma`` while
+    away from it (arrival rate ``(sources - n) gamma``).  One server: the
+    exact chain with the phase-type service of :func:`handler_ph`.
+    ``servers > 1``: exponential service at rate ``min(n, servers)/S`` and
+    the waiting time scaled by ``(1 + cs2)/2`` (the Lee-Longton two-moment
+    approximation).  ``phi`` scales the waiting time for arrival streams
+    more regular than finite-source Poisson (round-robin dispatch).
+    """
+    if S <= 0 or gamma <= 0:
+        return S, 0.0, 0.0
+    rows, cols, fixed, arr, nst, nvec, left, scale = _station_structure(
+        int(sources), int(servers), float(S), float(cs2))
+    pi = _stationary(rows, cols, fixed + gamma * arr, nst)
+    thr = gamma * float(pi @ left)
     Q = float(pi @ nvec)
     Rv = Q / thr
     wait = max(Rv - S, 0.0) * scale * phi
@@ -293,7 +306,7 @@ def _chain(sources: int, W: float, o: float, cs2: float, nmax: int) -> NodeChain
 
 def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                station: dict[str, Any] | None = None,
-               tol: float = 1e-7, max_iter: int = 200, nmax: int = 16,
+               tol: float = 1e-7, max_iter: int = 200, nmax: int = 6,
                tail: float = 1e-4) -> dict[str, Any]:
     """Symmetric fixed point of the node chain.
 
@@ -346,6 +359,12 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                     phi = phi(min(lam_o * st["S"] / st["servers"], 1.0))
                 Ron, Qo, _ = station_residence(1.0 / Z, st["sources"], st["servers"], st["S"],
                                                st["cs2"], phi)
+                # the stations cannot carry more than their capacity: R >= threads *
+                # visits * S / servers (the approximate waiting-time scalings could let
+                # the fixed point pass it)
+                floor = (st["threads"] * st["visits"] * st["S"] / st["servers"]
+                         - (R - st["visits"] * Ro)) / st["visits"]
+                Ron = max(Ron, floor)
             else:
                 Ron, Qo = 0.0, 0.0
             # the station's residence enters the thread's cycle with a steep gain near

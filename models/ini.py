@@ -856,10 +856,10 @@ def _solve_node_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
         v = solve_node(sources, W, o, ch, 2.0 * l_ + 2.0 * L, station=station, tol=tol,
                        max_iter=max_iter)
     lam = 1.0 / v["R"]
-    per_node = K if dispatch == "shared" else 1
+    # Q_o per INI node by Little's law (N threads' worth of 4 visits per node)
     return {"R": v["R"], "lam": lam, "R_w": v["R_w"], "R_p": v["R_p"], "R_q": v["R_q"],
             "R_y": v["R_y"], "R_o": v["R_o"], "Q_q": v["Q_q"], "Q_y": v["Q_y"],
-            "Q_o": v["Q_o"] / per_node, "U_q": o * lam, "U_y": o * lam, "U_o": 4.0 * N * lam * O,
+            "Q_o": 4.0 * N * lam * v["R_o"], "U_q": o * lam, "U_y": o * lam, "U_o": 4.0 * N * lam * O,
             "converged": bool(v["converged"]), "iterations": int(v["iterations"]),
             "residual": float(v["residual"])}
 
@@ -910,13 +910,25 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
     params : INIParams, optional
         Model parameters.  Alternatively pass the fields of
         :class:`INIParams` as keyword arguments.
-    method : {"thesis", "exact", "linearizer", "schweitzer"}, default "thesis"
-        ``"thesis"``: equations 6.1--6.10 as published (generalised only by
-        ``cs2`` and the dispatch discipline), reduced to one polynomial in
-        ``lambda`` and solved for the whole grid at once.  The other methods
-        build the closed queueing network (one chain per PE thread,
-        ``clusters * S`` threads) and solve it with the engine
-        (:func:`mva.exact_mva`, :func:`mva.linearizer`, :func:`mva.schweitzer`).
+    method : {"auto", "node", "thesis", "exact", "linearizer", "schweitzer"}, default "auto"
+        ``"auto"``: :data:`AUTO_METHOD`, the most accurate method measured
+        against the simulator on a random design over the declared domain
+        (``python -m validation.model_accuracy --family ini``); it answers
+        every point of the domain, and the result's ``method`` names the
+        method that ran.  ``"node"``: a node-level Markov chain of one PE
+        (its thread and FCFS handler queue, phase-type handler service,
+        requests from the ``S (clusters - 1)`` remote threads as a finite
+        source) coupled by a symmetric fixed point to a finite-source chain
+        of one INI station (phase-type service; ``K`` servers for
+        ``"shared"``; round-robin regularity by
+        :func:`round_robin_arrival_scv`).  ``"thesis"``: equations
+        6.1--6.10 as published (generalised only by ``cs2`` and the dispatch
+        discipline), reduced to one polynomial in ``lambda`` and solved for
+        the whole grid at once.  The other methods build the closed queueing
+        network (one chain per PE thread, ``clusters * S`` threads) and
+        solve it with the engine (:func:`mva.exact_mva` up to
+        :data:`EXACT_MAX_CHAINS` threads, :func:`mva.linearizer`,
+        :func:`mva.schweitzer`).
     tol, max_iter : float, int
         Root-finder tolerance (relative, on ``lambda * R0``) and iteration
         cap for ``"thesis"``; for the network methods they are passed to the
@@ -933,7 +945,7 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
 
     Notes
     -----
-    The thesis system (see :func:`thesis_system`) reduces to one equation
+    Method ``"thesis"``: the thesis system (see :func:`thesis_system`) reduces to one equation
     :math:`F(\\lambda) = 0` whose numerator is a quintic polynomial; on the
     feasible interval
 
@@ -959,14 +971,17 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
     --------
     Figure 6-3's workload, 4 PEs per INI:
 
-    >>> r = solve(INIParams(N=4, W=41789, o=742, O=2336))
+    >>> r = solve(INIParams(N=4, W=41789, o=742, O=2336), method="thesis")
     >>> round(r.R, 1), round(r.Q_o, 4), r.Q_o <= 4
     (65533.2, 1.3274, True)
+    >>> r = solve(INIParams(N=4, W=41789, o=742, O=2336))
+    >>> round(r.R, 1), r.method
+    (61817.3, 'node')
 
     A grid in one call (scalars in, scalars out; arrays in, arrays out):
 
     >>> import numpy as np
-    >>> r = solve(N=np.array([1, 2, 4, 8]), W=41789, o=742, O=2336)
+    >>> r = solve(N=np.array([1, 2, 4, 8]), W=41789, o=742, O=2336, method="thesis")
     >>> np.round(r.Q_o, 3).tolist()
     [0.204, 0.479, 1.327, 4.224]
     """

@@ -537,17 +537,26 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
     params : LoPCParams, optional
         Model parameters, or give the fields of :class:`LoPCParams` as
         keyword arguments.
-    method : {"lopc", "mva", "exact", "linearizer", "schweitzer"}, default "lopc"
-        ``"lopc"``: the published equations (see :func:`lopc_system`),
-        reduced symbolically to a quartic in ``R`` and solved for the whole
-        grid at once by :func:`mva.fixedpoint.bracketed_root`.  The others
-        solve the closed queueing network of the same machine (one chain of
-        population 1 per thread; classes compute, request handler, reply
-        handler; handlers preempt computation, BKT) with the engine
-        (:func:`mva.exact_mva`, :func:`mva.linearizer`, :func:`mva.schweitzer`).
-        ``"mva"`` picks ``"exact"`` for ``P <= EXACT_MAX_P`` (the exact
-        recursion visits ``2**P`` population vectors) and ``"linearizer"``
-        above.
+    method : {"auto", "node", "lopc", "mva", "exact", "linearizer", "schweitzer"}, default "auto"
+        ``"auto"``: :data:`AUTO_METHOD`, the most accurate method measured
+        against the simulator on a random design over the declared domain
+        (``python -m validation.model_accuracy``); it answers every point of
+        the domain.  The result's ``method`` names the method that ran.
+        ``"node"``: a node-level Markov chain (one processor, its thread and
+        its FCFS handler queue, phase-type handler service fitted to
+        ``cs2``; requests arrive from the ``P - 1`` other threads as a
+        finite source) coupled to the rest of the machine by a symmetric
+        fixed point (:mod:`models._node`).  ``"lopc"``: the published
+        equations (see :func:`lopc_system`), reduced symbolically to a
+        quartic in ``R`` and solved for the whole grid at once by
+        :func:`mva.fixedpoint.bracketed_root`.  ``"exact"`` (alias
+        ``"mva"``): exact MVA of the closed queueing network of the same
+        machine (one chain of population 1 per thread; classes compute,
+        request handler, reply handler; handlers preempt computation, BKT),
+        computed by a recursion over the machine's symmetry in ``O(P)``
+        (equal to :func:`mva.exact_mva` on the full network).
+        ``"linearizer"``, ``"schweitzer"``: the engine's approximate MVA on
+        the full network, up to :data:`ENGINE_MAX_P` processors.
     tol, max_iter, on_fail
         Root-finder settings for ``"lopc"`` (``on_fail`` also goes to the
         iterative engine methods).
@@ -561,7 +570,7 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
 
     Notes
     -----
-    The right-hand side of :math:`R = R_w + 2L + R_q + R_y` decreases in
+    Method ``"lopc"``: the right-hand side of :math:`R = R_w + 2L + R_q + R_y` decreases in
     :math:`R` (every contention term falls as the request rate
     :math:`1/R` falls), so the root is unique and lies in
     :math:`[R_0, \\mathrm{RHS}(R_0)]` with :math:`R_0 = W + 2L + 2o`.  The
@@ -578,11 +587,16 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
     The workload on which four independent simulators agree on 1404.7-1407.6:
 
     >>> r = solve(LoPCParams(P=16, W=1000, o=100, L=50))
-    >>> round(r.R, 1), round(r.contention, 1)
-    (1409.4, 109.4)
+    >>> round(r.R, 1), round(r.contention, 1), r.method
+    (1404.7, 104.7, 'node')
+    >>> round(solve(LoPCParams(P=16, W=1000, o=100, L=50), method="lopc").R, 1)
+    1409.4
     >>> import numpy as np
-    >>> np.round(solve(P=16, W=[0, 1000, 10000], o=100, L=50).contention, 1).tolist()
+    >>> np.round(solve(P=16, W=[0, 1000, 10000], o=100, L=50, method="lopc").contention,
+    ...          1).tolist()
     [151.9, 109.4, 101.0]
+    >>> round(solve(P=1024, W=1000, o=100, L=50, method="exact").R, 1)
+    1408.2
     """
     engine_options = kwargs.pop("engine_options", None) or {}
     if params is None:
@@ -792,7 +806,8 @@ class OptimalServers(ResultMixin):
         Client cycle time at the optimum (cycles).
     all_to_all_throughput : float or array
         ``P / R`` of the all-to-all LoPC model on the same parameters, for
-        comparison (every processor computes and serves).
+        comparison (every processor computes and serves), by the same kind of
+        method (``"lopc"``: the published equations, ``"mva"``: exact MVA).
     """
 
     servers: Any
@@ -850,7 +865,8 @@ def optimal_servers(P: Any, W: Any, o: Any, L: Any, cs2: Any = 1.0, *,
         best_S = np.where(better, s, best_S)
         best_R = np.where(better, np.asarray(r.R, dtype=float), best_R)
         best_X = np.maximum(best_X, X)
-    a2a = solve(LoPCParams(P=Pa, W=Wa, o=oa, L=La, cs2=ca))
+    a2a = solve(LoPCParams(P=Pa, W=Wa, o=oa, L=La, cs2=ca),
+                method="lopc" if method == "lopc" else "exact")
     return OptimalServers(servers=int(best_S) if best_S.ndim == 0 else best_S,
                           throughput=scalar_or_array(best_X),
                           R=scalar_or_array(best_R),

@@ -93,7 +93,7 @@ MEASURES: dict[str, dict[str, str]] = {
 }
 
 #: default model method per family (:func:`compare` with ``method=None``)
-DEFAULT_METHOD = {"lopc": "mva", "ini": "exact", "policy": "fixed", "pdq": "shared"}
+DEFAULT_METHOD = {"lopc": "auto", "ini": "auto", "policy": "fixed", "pdq": "shared"}
 
 _VARIANT_ARG = {"policy": "policy", "pdq": "discipline"}
 
