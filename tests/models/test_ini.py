@@ -399,11 +399,11 @@ def test_auto_is_node_and_answers_large_machines():
     assert big.converged and 0 < big.U_o <= 1 + 1e-6
 
 
-@given(st.sampled_from(ini.DISPATCH), st.integers(1, 32), st.integers(1, 8),
-       st.integers(2, 64), st.floats(0.0, 1e6), st.floats(1.0, 5000.0), st.floats(1.0, 1e4),
+@given(st.sampled_from(ini.DISPATCH), st.integers(1, 8), st.integers(1, 4),
+       st.integers(2, 8), st.floats(0.0, 1e6), st.floats(1.0, 5000.0), st.floats(1.0, 1e4),
        st.floats(0.0, 1e4), st.floats(0.0, 1e4), st.sampled_from([0.0, 0.5, 1.0, 4.0, 10.0]),
        st.sampled_from([0.0, 0.5, 1.0, 4.0, 10.0]))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None)
 def test_node_method_invariants(dispatch, N, K, clusters, W, o, O, l_, L, co, cO):
     p = INIParams(N=N, K=K, clusters=clusters, W=W, o=o, O=O, l=l_, L=L, cs2_o=co, cs2_O=cO,
                   dispatch=dispatch)
@@ -414,7 +414,6 @@ def test_node_method_invariants(dispatch, N, K, clusters, W, o, O, l_, L, co, cO
                                 rel=1e-5)
     assert r.R_o >= O * (1 - 1e-9)
     assert r.U_o <= 1 + 1e-6 and r.U_q < 1
-    per = K if dispatch == "shared" else 1
     # Little's law at one INI node: 4 N lambda visits per cycle, R_o each
     assert r.Q_o == pytest.approx(4 * N * r.lam * r.R_o, rel=1e-4)
 
