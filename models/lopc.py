@@ -434,7 +434,7 @@ def _symmetric_exact(P: np.ndarray, W: np.ndarray, o: np.ndarray, L: np.ndarray,
 
 def _solve_node(p: LoPCParams, *, tol: float, max_iter: int, on_fail: str) -> dict[str, Any]:
     """The node-level Markov chain (:mod:`models._node`) at every point of the grid."""
-    from models._node import solve_node
+    from models._node import FULL_MAX_P, solve_full, solve_node
 
     arrs = np.broadcast_arrays(*(np.asarray(getattr(p, n), dtype=float)
                                  for n in ("P", "W", "o", "L", "cs2")))
@@ -452,6 +452,10 @@ def _solve_node(p: LoPCParams, *, tol: float, max_iter: int, on_fail: str) -> di
                 cache[key] = {"R": W + 2 * L, "R_w": W, "R_p": 0.0, "R_q": 0.0, "R_y": 0.0,
                               "Q_q": 0.0, "Q_y": 0.0, "converged": True, "iterations": 0,
                               "residual": 0.0}
+            elif P <= FULL_MAX_P:
+                # the whole machine as one chain; Erlang-4 latency at P = 2 (where the
+                # simulator's constant latency synchronises the two threads most)
+                cache[key] = solve_full(int(P), W, o, c, L, latency_stages=4 if P == 2 else 1)
             else:
                 cache[key] = solve_node(int(P) - 1, W, o, c, 2.0 * L, tol=min(tol * 1e6, 1e-7),
                                         max_iter=max_iter)
@@ -546,7 +550,9 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
         its FCFS handler queue, phase-type handler service fitted to
         ``cs2``; requests arrive from the ``P - 1`` other threads as a
         finite source) coupled to the rest of the machine by a symmetric
-        fixed point (:mod:`models._node`).  ``"lopc"``: the published
+        fixed point (:mod:`models._node`); machines of at most
+        ``models._node.FULL_MAX_P`` (3) processors are solved as one chain
+        of the whole machine instead.  ``"lopc"``: the published
         equations (see :func:`lopc_system`), reduced symbolically to a
         quartic in ``R`` and solved for the whole grid at once by
         :func:`mva.fixedpoint.bracketed_root`.  ``"exact"`` (alias
