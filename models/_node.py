@@ -514,23 +514,23 @@ def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
             qs[node] = rest
             if head == -1:
                 th[node] = ("P",) if rest else ("C",)
-                outs = [(1.0, (th, qs))]
+                outs = [(1.0, (th, qs, list(phases)))]
             else:
                 outs = []
                 for pr, ns in reply(th, qs, list(phases), head):
-                    outs.append((pr, (list(ns[0]), list(ns[1]))))
-            for pr, (th2, qs2) in outs:
+                    outs.append((pr, (list(ns[0]), list(ns[1]), list(ns[2]))))
+            for pr, (th2, qs2, ph2) in outs:
                 if not qs2[node] and th2[node][0] == "P":
                     th2[node] = ("C",)
                 if qs2[node]:
                     for jj in range(ph):
                         if alpha[jj] > 0:
-                            p2 = list(phases)
+                            p2 = list(ph2)
                             p2[node] = jj
                             moves.append((float(ext[j]) * pr * float(alpha[jj]),
                                           (tuple(th2), tuple(qs2), tuple(p2))))
                 else:
-                    p2 = list(phases)
+                    p2 = list(ph2)
                     p2[node] = -1
                     moves.append((float(ext[j]) * pr, (tuple(th2), tuple(qs2), tuple(p2))))
         for rate, ns in moves:
