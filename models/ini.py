@@ -54,6 +54,7 @@ __all__ = [
     "INIResult",
     "solve",
     "METHODS",
+    "AUTO_METHOD",
     "DISPATCH",
     "FIGURE_6_3",
     "TABLE_5_1",
@@ -68,7 +69,11 @@ __all__ = [
 ]
 
 #: solution methods accepted by :func:`solve`
-METHODS = ("thesis", "exact", "linearizer", "schweitzer")
+METHODS = ("auto", "node", "thesis", "exact", "linearizer", "schweitzer")
+
+#: what ``method="auto"`` runs (the most accurate method measured against the
+#: simulator, ``python -m validation.model_accuracy --family ini``)
+AUTO_METHOD = "node"
 
 #: INI dispatch disciplines of :class:`INIParams`
 DISPATCH = ("static", "round_robin", "shared")
@@ -256,6 +261,10 @@ class INIResult(ResultMixin):
         ``R - (W + 2l + 2L + 2o + 4O)``: what contention adds (cycles).
     contention_free : float or array
         ``W + 2l + 2L + 2o + 4O`` (cycles).
+    R_p : float or array
+        Wait to resume after the reply handler, for the requests queued
+        behind it (cycles); only ``method="node"`` separates it from ``R_w``
+        (the other methods report 0).
     bottleneck : str or array of str
         ``"INI"`` or ``"PE"``: the resource with the larger utilization
         (``U_o`` against ``U_q + U_y + W/R``).
@@ -284,6 +293,7 @@ class INIResult(ResultMixin):
     contention: Any
     contention_free: Any
     bottleneck: Any
+    R_p: Any = 0.0
     saturated: bool = False
     method: str = "thesis"
     converged: Any = True
@@ -823,11 +833,95 @@ def _solve_network(p: INIParams, method: str, opts: Mapping[str, Any]) -> dict[s
     return res
 
 
+def _solve_node_point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
+                      N: float, K: int, clusters: int, dispatch: str, tol: float,
+                      max_iter: int) -> dict[str, Any]:
+    """One point of the node method: a PE chain coupled to an INI station chain."""
+    from models._node import solve_node
+
+    S = N * K
+    sources = max(1, int(round(S * (clusters - 1))))
+    if dispatch == "shared":
+        station = {"visits": 4.0, "threads": S, "sources": max(1, math.ceil(2 * S)),
+                   "servers": int(K), "S": O, "cs2": cO, "phi": 1.0}
+    else:
+        phi: Any = 1.0
+        if dispatch == "round_robin" and K > 1:
+            def phi(u: float) -> float:
+                ca2 = float(round_robin_arrival_scv(K, 2.0 * S, u))
+                return (ca2 + cO) / (1.0 + cO)
+        station = {"visits": 4.0, "threads": N, "sources": max(1, math.ceil(2 * N)),
+                   "servers": 1, "S": O, "cs2": cO, "phi": phi}
+    if o == 0.0:
+        # no handler time: the PE chain is empty; iterate the INI station alone
+        from models._node import station_residence
+
+        R = W + 2 * l_ + 2 * L + 4 * O
+        Ro = O
+        for it in range(1, max_iter + 1):
+            lam_o = station["threads"] * 4.0 / R
+            p = station["phi"]
+            p = p(min(lam_o * O / station["servers"], 1.0)) if callable(p) else p
+            Z = max(station["sources"] / lam_o - Ro, 1e-9 * O)
+            Ro, Qo, _ = station_residence(1.0 / Z, station["sources"], station["servers"], O,
+                                          cO, p)
+            Rn = W + 2 * l_ + 2 * L + 4 * Ro
+            if abs(Rn - R) <= tol * R:
+                break
+            R = 0.5 * R + 0.5 * Rn
+        v = {"R": Rn, "R_w": W, "R_p": 0.0, "R_q": 0.0, "R_y": 0.0, "Q_q": 0.0, "Q_y": 0.0,
+             "R_o": Ro, "Q_o": Qo, "converged": abs(Rn - R) <= tol * R, "iterations": it,
+             "residual": abs(Rn - R) / R}
+    else:
+        v = solve_node(sources, W, o, ch, 2.0 * l_ + 2.0 * L, station=station, tol=tol,
+                       max_iter=max_iter)
+    lam = 1.0 / v["R"]
+    # Q_o per INI node by Little's law (N threads' worth of 4 visits per node)
+    return {"R": v["R"], "lam": lam, "R_w": v["R_w"], "R_p": v["R_p"], "R_q": v["R_q"],
+            "R_y": v["R_y"], "R_o": v["R_o"], "Q_q": v["Q_q"], "Q_y": v["Q_y"],
+            "Q_o": 4.0 * N * lam * v["R_o"], "U_q": o * lam, "U_y": o * lam, "U_o": 4.0 * N * lam * O,
+            "converged": bool(v["converged"]), "iterations": int(v["iterations"]),
+            "residual": float(v["residual"])}
+
+
+def _solve_node(p: INIParams, *, tol: float, max_iter: int, on_fail: str) -> dict[str, Any]:
+    arrs = np.broadcast_arrays(*(np.asarray(getattr(p, n), dtype=float) for n in
+                                 ("W", "o", "l", "O", "L", "cs2_o", "cs2_O", "N", "K")))
+    shape = arrs[0].shape
+    flat = [a.ravel() for a in arrs]
+    keys = ("R", "lam", "R_w", "R_p", "R_q", "R_y", "R_o", "Q_q", "Q_y", "Q_o", "U_q", "U_y",
+            "U_o")
+    out = {k: np.empty(flat[0].size) for k in keys}
+    conv = np.ones(flat[0].size, dtype=bool)
+    iters, resid = 0, 0.0
+    cache: dict[tuple[float, ...], dict[str, Any]] = {}
+    for i in range(flat[0].size):
+        key = tuple(float(a[i]) for a in flat)
+        if key not in cache:
+            W, o, l_, O, L, ch, cO, N, K = key
+            cache[key] = _solve_node_point(W, o, l_, O, L, ch, cO, N, int(K), p.clusters,
+                                           p.dispatch, min(tol * 1e6, 1e-7), max_iter)
+        v = cache[key]
+        for k in keys:
+            out[k][i] = v[k]
+        conv[i] = v["converged"]
+        iters = max(iters, v["iterations"])
+        resid = max(resid, v["residual"])
+    if not conv.all():
+        from mva.errors import report_nonconvergence
+        report_nonconvergence(on_fail, f"INI node method: the fixed point did not converge in "
+                              f"{max_iter} iterations (residual {resid:.3g})",
+                              iterations=iters, residual=resid)
+    res: dict[str, Any] = {k: a.reshape(shape) for k, a in out.items()}
+    res.update(converged=conv.reshape(shape), iterations=iters, residual=resid)
+    return res
+
+
 # ---------------------------------------------------------------------------
 # public solve
 # ---------------------------------------------------------------------------
 
-def solve(params: INIParams | None = None, method: str = "thesis", *, tol: float = 1e-13,
+def solve(params: INIParams | None = None, method: str = "auto", *, tol: float = 1e-13,
           max_iter: int = 200, on_fail: str = "warn", **kwargs: Any) -> INIResult:
     """Solve the INI model.
 
@@ -836,13 +930,25 @@ def solve(params: INIParams | None = None, method: str = "thesis", *, tol: float
     params : INIParams, optional
         Model parameters.  Alternatively pass the fields of
         :class:`INIParams` as keyword arguments.
-    method : {"thesis", "exact", "linearizer", "schweitzer"}, default "thesis"
-        ``"thesis"``: equations 6.1--6.10 as published (generalised only by
-        ``cs2`` and the dispatch discipline), reduced to one polynomial in
-        ``lambda`` and solved for the whole grid at once.  The other methods
-        build the closed queueing network (one chain per PE thread,
-        ``clusters * S`` threads) and solve it with the engine
-        (:func:`mva.exact_mva`, :func:`mva.linearizer`, :func:`mva.schweitzer`).
+    method : {"auto", "node", "thesis", "exact", "linearizer", "schweitzer"}, default "auto"
+        ``"auto"``: :data:`AUTO_METHOD`, the most accurate method measured
+        against the simulator on a random design over the declared domain
+        (``python -m validation.model_accuracy --family ini``); it answers
+        every point of the domain, and the result's ``method`` names the
+        method that ran.  ``"node"``: a node-level Markov chain of one PE
+        (its thread and FCFS handler queue, phase-type handler service,
+        requests from the ``S (clusters - 1)`` remote threads as a finite
+        source) coupled by a symmetric fixed point to a finite-source chain
+        of one INI station (phase-type service; ``K`` servers for
+        ``"shared"``; round-robin regularity by
+        :func:`round_robin_arrival_scv`).  ``"thesis"``: equations
+        6.1--6.10 as published (generalised only by ``cs2`` and the dispatch
+        discipline), reduced to one polynomial in ``lambda`` and solved for
+        the whole grid at once.  The other methods build the closed queueing
+        network (one chain per PE thread, ``clusters * S`` threads) and
+        solve it with the engine (:func:`mva.exact_mva` up to
+        :data:`EXACT_MAX_CHAINS` threads, :func:`mva.linearizer`,
+        :func:`mva.schweitzer`).
     tol, max_iter : float, int
         Root-finder tolerance (relative, on ``lambda * R0``) and iteration
         cap for ``"thesis"``; for the network methods they are passed to the
@@ -859,7 +965,7 @@ def solve(params: INIParams | None = None, method: str = "thesis", *, tol: float
 
     Notes
     -----
-    The thesis system (see :func:`thesis_system`) reduces to one equation
+    Method ``"thesis"``: the thesis system (see :func:`thesis_system`) reduces to one equation
     :math:`F(\\lambda) = 0` whose numerator is a quintic polynomial; on the
     feasible interval
 
@@ -885,14 +991,17 @@ def solve(params: INIParams | None = None, method: str = "thesis", *, tol: float
     --------
     Figure 6-3's workload, 4 PEs per INI:
 
-    >>> r = solve(INIParams(N=4, W=41789, o=742, O=2336))
+    >>> r = solve(INIParams(N=4, W=41789, o=742, O=2336), method="thesis")
     >>> round(r.R, 1), round(r.Q_o, 4), r.Q_o <= 4
     (65533.2, 1.3274, True)
+    >>> r = solve(INIParams(N=4, W=41789, o=742, O=2336))
+    >>> round(r.R, 1), r.method
+    (61817.3, 'node')
 
     A grid in one call (scalars in, scalars out; arrays in, arrays out):
 
     >>> import numpy as np
-    >>> r = solve(N=np.array([1, 2, 4, 8]), W=41789, o=742, O=2336)
+    >>> r = solve(N=np.array([1, 2, 4, 8]), W=41789, o=742, O=2336, method="thesis")
     >>> np.round(r.Q_o, 3).tolist()
     [0.204, 0.479, 1.327, 4.224]
     """
@@ -906,8 +1015,12 @@ def solve(params: INIParams | None = None, method: str = "thesis", *, tol: float
         raise ValueError(f"params must be an INIParams; got {type(params).__name__}")
     check_choice("method", method, METHODS)
     check_choice("on_fail", on_fail, ("warn", "raise", "ignore"))
+    if method == "auto":
+        method = AUTO_METHOD
     if method == "thesis":
         v = _solve_thesis(params, tol=tol, max_iter=max_iter, on_fail=on_fail)
+    elif method == "node":
+        v = _solve_node(params, tol=tol, max_iter=max_iter, on_fail=on_fail)
     else:
         opts = dict(engine_options)
         if method != "exact":
@@ -926,6 +1039,7 @@ def solve(params: INIParams | None = None, method: str = "thesis", *, tol: float
         Q_y=scalar_or_array(v["Q_y"]), Q_o=scalar_or_array(v["Q_o"]),
         U_q=scalar_or_array(v["U_q"]), U_y=scalar_or_array(v["U_y"]),
         U_o=scalar_or_array(v["U_o"]), contention=scalar_or_array(R - r0),
+        R_p=scalar_or_array(np.broadcast_to(np.asarray(v.get("R_p", 0.0), dtype=float), R.shape)),
         contention_free=scalar_or_array(np.broadcast_to(r0, R.shape)),
         bottleneck=str(bottleneck) if bottleneck.ndim == 0 else bottleneck,
         saturated=False, method=method,

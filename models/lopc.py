@@ -41,6 +41,8 @@ __all__ = [
     "solve",
     "METHODS",
     "EXACT_MAX_P",
+    "ENGINE_MAX_P",
+    "AUTO_METHOD",
     "ENGINE_TOL",
     "lopc_system",
     "reduced_equation",
@@ -52,11 +54,20 @@ __all__ = [
 ]
 
 #: methods accepted by :func:`solve`
-METHODS = ("lopc", "mva", "exact", "linearizer", "schweitzer")
+METHODS = ("auto", "node", "lopc", "mva", "exact", "linearizer", "schweitzer")
 
-#: ``method="mva"`` uses exact MVA up to this many processors (``2**P``
-#: population vectors), Linearizer above
-EXACT_MAX_P = 12
+#: what ``method="auto"`` runs (the most accurate method measured against the
+#: simulator, ``benchmarks/accuracy_lopc_ini.py``)
+AUTO_METHOD = "node"
+
+#: ``method="linearizer"`` and ``"schweitzer"`` run the :mod:`mva` engine on the
+#: full network of ``P`` chains; they are refused above this many processors
+#: (their cost grows as ``P**3`` or faster; ``"exact"`` costs ``O(P)`` at any ``P``)
+ENGINE_MAX_P = 64
+
+#: kept for compatibility: ``"exact"`` (and ``"mva"``) no longer have a limit
+#: on ``P``, the symmetric recursion being exact MVA of the same network
+EXACT_MAX_P = 1024
 
 #: default ``tol`` passed to the engine's iterative solvers (tighter than their
 #: own ``1e-8`` so that the network methods agree with the closed-form methods
@@ -153,6 +164,12 @@ class LoPCResult(ResultMixin):
         ``C = R - (W + 2L + 2o)`` (cycles).
     contention_free : float or array
         ``W + 2L + 2o`` (cycles).
+    R_p : float or array
+        Wait to resume after the reply handler, for the requests queued
+        behind it (cycles).  Only ``method="node"`` separates it (the
+        simulator's compute residence starts when the thread resumes); the
+        mean-value methods count it in ``R_w`` and report 0.
+        ``R = R_w + R_p + 2L + R_q + R_y``.
     saturated : bool
         Always ``False``: the system is closed (each thread has one request
         outstanding), so every configuration has a finite solution.
@@ -171,6 +188,7 @@ class LoPCResult(ResultMixin):
     U_y: Any
     contention: Any
     contention_free: Any
+    R_p: Any = 0.0
     saturated: bool = False
     method: str = "lopc"
     converged: Any = True
@@ -369,6 +387,111 @@ def _lopc_network(P: int, W: float, o: float, L: float, c: float) -> Any:
         class_names=tuple(f"{k}{t}" for t in range(P) for k in ("compute", "request", "reply")))
 
 
+def _symmetric_exact(P: np.ndarray, W: np.ndarray, o: np.ndarray, L: np.ndarray,
+                     c: np.ndarray) -> dict[str, np.ndarray]:
+    """Exact MVA of the all-to-all network by symmetry, ``O(P)`` per point.
+
+    The network is invariant under any permutation of (thread, processor)
+    pairs, so every population of ``m`` threads (a subset of the ``P``) has
+    the same solution up to relabelling.  A subset has two kinds of
+    processors -- those whose thread is present and those whose thread is
+    absent -- and the exact MVA recursion over the ``2**P`` population
+    vectors collapses to one over ``m = 1 .. P`` with five scalars per level
+    (``Q`` of requests at either kind, ``Q`` of the reply, throughput).  It
+    reproduces :func:`mva.exact_mva` on the full network to rounding
+    (tested), including BKT priorities and the residual-life ``cs2`` term.
+    """
+    P, W, o, L, c = (np.asarray(a, dtype=float).ravel() for a in np.broadcast_arrays(P, W, o, L, c))
+    ct = (c - 1.0) / 2.0
+    n = P.size
+    keys = ("R", "R_w", "R_q", "R_y", "Q_q", "Q_y")
+    if n == 1:                                  # scalar fast path (plain floats)
+        Pf, Wf, of, Lf, cf = float(P[0]), float(W[0]), float(o[0]), float(L[0]), float(ct[0])
+        Qp = Qa = Qy = X = 0.0
+        Pm1 = Pf - 1.0
+        vals = (0.0,) * 6
+        for m in range(1, int(Pf) + 1):
+            Ua = (m - 1) * X * of / Pm1
+            Up = max(m - 2, 0) * X * of / Pm1
+            Rw = (Wf + of * Qa + cf * of * Ua) / (1.0 - Ua)
+            ry = of * (1.0 + Qa) + cf * of * Ua
+            rqp = of * (1.0 + Qp + Qy) + cf * of * (Up + X * of)
+            Rq = ((m - 1) * rqp + (Pf - m) * ry) / Pm1
+            R = Rw + 2.0 * Lf + Rq + ry
+            X = 1.0 / R
+            Qp, Qa, Qy = (m - 1) * X * rqp / Pm1, m * X * ry / Pm1, X * ry
+            vals = (R, Rw, Rq, ry, X * Rq, X * ry)
+        return {k: np.array([v]) for k, v in zip(keys, vals)}
+    Qp, Qa, Qy, X = (np.zeros(n) for _ in range(4))
+    out = {k: np.empty(n) for k in keys}
+    Pm1 = P - 1.0
+    for m in range(1, int(P.max()) + 1):
+        act = P >= m
+        Ua = (m - 1) * X * o / Pm1
+        Up = max(m - 2, 0) * X * o / Pm1
+        Rw = (W + o * Qa + ct * o * Ua) / (1.0 - Ua)
+        ry = o * (1.0 + Qa) + ct * o * Ua
+        rqp = o * (1.0 + Qp + Qy) + ct * o * (Up + X * o)
+        Rq = ((m - 1) * rqp + (P - m) * ry) / Pm1
+        R = Rw + 2.0 * L + Rq + ry
+        Xn = 1.0 / R
+        Qp = np.where(act, (m - 1) * Xn * rqp / Pm1, Qp)
+        Qa = np.where(act, m * Xn * ry / Pm1, Qa)
+        Qy = np.where(act, Xn * ry, Qy)
+        X = np.where(act, Xn, X)
+        done = P == m
+        if done.any():
+            for k, v in zip(keys, (R, Rw, Rq, ry, Xn * Rq, Xn * ry)):
+                out[k][done] = v[done]
+    return out
+
+
+def _solve_node(p: LoPCParams, *, tol: float, max_iter: int, on_fail: str) -> dict[str, Any]:
+    """The node-level Markov chain (:mod:`models._node`) at every point of the grid."""
+    from models._node import FULL_MAX_P, solve_full, solve_node
+
+    arrs = np.broadcast_arrays(*(np.asarray(getattr(p, n), dtype=float)
+                                 for n in ("P", "W", "o", "L", "cs2")))
+    shape = arrs[0].shape
+    flat = [a.ravel() for a in arrs]
+    keys = ("R", "R_w", "R_p", "R_q", "R_y", "Q_q", "Q_y")
+    out = {k: np.empty(flat[0].size) for k in keys}
+    conv = np.ones(flat[0].size, dtype=bool)
+    iters, resid = 0, 0.0
+    cache: dict[tuple[float, ...], dict[str, Any]] = {}
+    for i in range(flat[0].size):
+        P, W, o, L, c = key = tuple(float(a[i]) for a in flat)
+        if key not in cache:
+            if o == 0.0:          # no handler time: no contention at all
+                cache[key] = {"R": W + 2 * L, "R_w": W, "R_p": 0.0, "R_q": 0.0, "R_y": 0.0,
+                              "Q_q": 0.0, "Q_y": 0.0, "converged": True, "iterations": 0,
+                              "residual": 0.0}
+            elif P <= FULL_MAX_P:
+                # the whole machine as one chain; Erlang-4 latency at P = 2 (where the
+                # simulator's constant latency synchronises the two threads most)
+                cache[key] = solve_full(int(P), W, o, c, L, latency_stages=4 if P == 2 else 1)
+            else:
+                cache[key] = solve_node(int(P) - 1, W, o, c, 2.0 * L, tol=min(tol * 1e6, 1e-7),
+                                        max_iter=max_iter)
+        v = cache[key]
+        for k in keys:
+            out[k][i] = v[k]
+        conv[i] = v["converged"]
+        iters = max(iters, int(v["iterations"]))
+        resid = max(resid, float(v["residual"]))
+    if not conv.all():
+        from mva.errors import report_nonconvergence
+        report_nonconvergence(on_fail, f"LoPC node chain: the fixed point did not converge in "
+                              f"{max_iter} iterations (residual {resid:.3g})",
+                              iterations=iters, residual=resid)
+    res: dict[str, Any] = {k: a.reshape(shape) for k, a in out.items()}
+    lam = 1.0 / res["R"]
+    o_arr = np.broadcast_to(np.asarray(p.o, dtype=float), shape)
+    res.update(lam=lam, U_q=o_arr * lam, U_y=o_arr * lam, converged=conv.reshape(shape),
+               iterations=iters, residual=resid)
+    return res
+
+
 def _solve_network(p: LoPCParams, method: str, opts: Mapping[str, Any],
                    on_fail: str) -> dict[str, Any]:
     arrs = np.broadcast_arrays(*(np.asarray(getattr(p, n), dtype=float)
@@ -376,40 +499,45 @@ def _solve_network(p: LoPCParams, method: str, opts: Mapping[str, Any],
     shape = arrs[0].shape
     flat = [a.ravel() for a in arrs]
     keys = ("R", "R_w", "R_q", "R_y", "Q_q", "Q_y")
-    out = {k: np.empty(flat[0].size) for k in keys}
-    conv = np.ones(flat[0].size, dtype=bool)
-    iters, resid, used = 0, 0.0, set()
-    for i in range(flat[0].size):
-        P, W, o, L, c = (float(a[i]) for a in flat)
-        P = int(P)
-        m = method
-        if m == "mva":
-            m = "exact" if P <= EXACT_MAX_P else "linearizer"
-        if m == "exact" and P > 16:
-            raise ValueError(f"method='exact' needs 2**P population vectors; P must be <= 16 "
-                             f"for it; got P={P} (use 'linearizer' or 'schweitzer')")
-        used.add(m)
-        kw = dict(opts)
-        if m != "exact":
+    if method in ("exact", "mva"):
+        if opts:
+            raise ValueError(f"engine_options apply to 'linearizer' and 'schweitzer' only; got "
+                             f"{sorted(opts)} with method={method!r}")
+        v0 = _symmetric_exact(*flat)
+        v: dict[str, Any] = {k: v0[k].reshape(shape) for k in keys}
+        conv = np.ones(shape, dtype=bool)
+        iters, resid, used = int(np.max(flat[0])), 0.0, {"exact"}
+    else:
+        if np.any(flat[0] > ENGINE_MAX_P):
+            raise ValueError(f"method={method!r} solves the full network of P chains with the "
+                             f"mva engine; P must be <= {ENGINE_MAX_P} for it; got "
+                             f"P={int(np.max(flat[0]))} (use 'exact', which costs O(P), or 'auto')")
+        out = {k: np.empty(flat[0].size) for k in keys}
+        conv = np.ones(flat[0].size, dtype=bool)
+        iters, resid, used = 0, 0.0, {method}
+        for i in range(flat[0].size):
+            P, W, o, L, c = (float(a[i]) for a in flat)
+            kw = dict(opts)
             kw.setdefault("on_fail", on_fail)
             kw.setdefault("tol", ENGINE_TOL)
-        res = _engine(m)(_lopc_network(P, W, o, L, c), **kw)
-        Rk = np.asarray(res.residence_time, dtype=float)
-        Qk = np.asarray(res.queue_length, dtype=float)
-        X = np.asarray(res.chain_throughput, dtype=float)
-        out["R"][i] = 1.0 / float(np.mean(X))
-        out["R_w"][i] = float(np.mean(Rk[0::3].sum(axis=1)))
-        out["R_q"][i] = float(np.mean(Rk[1::3].sum(axis=1)))
-        out["R_y"][i] = float(np.mean(Rk[2::3].sum(axis=1)))
-        out["Q_q"][i] = float(Qk[1::3].sum()) / P
-        out["Q_y"][i] = float(Qk[2::3].sum()) / P
-        conv[i] = bool(getattr(res, "converged", True))
-        iters = max(iters, int(getattr(res, "iterations", 0) or 0))
-        resid = max(resid, float(getattr(res, "residual", 0.0) or 0.0))
-    v: dict[str, Any] = {k: a.reshape(shape) for k, a in out.items()}
+            res = _engine(method)(_lopc_network(int(P), W, o, L, c), **kw)
+            Rk = np.asarray(res.residence_time, dtype=float)
+            Qk = np.asarray(res.queue_length, dtype=float)
+            X = np.asarray(res.chain_throughput, dtype=float)
+            out["R"][i] = 1.0 / float(np.mean(X))
+            out["R_w"][i] = float(np.mean(Rk[0::3].sum(axis=1)))
+            out["R_q"][i] = float(np.mean(Rk[1::3].sum(axis=1)))
+            out["R_y"][i] = float(np.mean(Rk[2::3].sum(axis=1)))
+            out["Q_q"][i] = float(Qk[1::3].sum()) / P
+            out["Q_y"][i] = float(Qk[2::3].sum()) / P
+            conv[i] = bool(getattr(res, "converged", True))
+            iters = max(iters, int(getattr(res, "iterations", 0) or 0))
+            resid = max(resid, float(getattr(res, "residual", 0.0) or 0.0))
+        v = {k: a.reshape(shape) for k, a in out.items()}
+        conv = conv.reshape(shape)
     lam = 1.0 / v["R"]
     o_arr = np.broadcast_to(np.asarray(p.o, dtype=float), shape)
-    v.update(lam=lam, U_q=o_arr * lam, U_y=o_arr * lam, converged=conv.reshape(shape),
+    v.update(lam=lam, U_q=o_arr * lam, U_y=o_arr * lam, converged=conv,
              iterations=iters, residual=resid, used="+".join(sorted(used)))
     return v
 
@@ -418,7 +546,7 @@ def _solve_network(p: LoPCParams, method: str, opts: Mapping[str, Any],
 # public solve
 # ---------------------------------------------------------------------------
 
-def solve(params: LoPCParams | None = None, method: str = "lopc", *, tol: float = 1e-13,
+def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float = 1e-13,
           max_iter: int = 200, on_fail: str = "warn", **kwargs: Any) -> LoPCResult:
     """Solve the LoPC all-to-all request/reply model.
 
@@ -427,17 +555,28 @@ def solve(params: LoPCParams | None = None, method: str = "lopc", *, tol: float 
     params : LoPCParams, optional
         Model parameters, or give the fields of :class:`LoPCParams` as
         keyword arguments.
-    method : {"lopc", "mva", "exact", "linearizer", "schweitzer"}, default "lopc"
-        ``"lopc"``: the published equations (see :func:`lopc_system`),
-        reduced symbolically to a quartic in ``R`` and solved for the whole
-        grid at once by :func:`mva.fixedpoint.bracketed_root`.  The others
-        solve the closed queueing network of the same machine (one chain of
-        population 1 per thread; classes compute, request handler, reply
-        handler; handlers preempt computation, BKT) with the engine
-        (:func:`mva.exact_mva`, :func:`mva.linearizer`, :func:`mva.schweitzer`).
-        ``"mva"`` picks ``"exact"`` for ``P <= EXACT_MAX_P`` (the exact
-        recursion visits ``2**P`` population vectors) and ``"linearizer"``
-        above.
+    method : {"auto", "node", "lopc", "mva", "exact", "linearizer", "schweitzer"}, default "auto"
+        ``"auto"``: :data:`AUTO_METHOD`, the most accurate method measured
+        against the simulator on a random design over the declared domain
+        (``python -m validation.model_accuracy``); it answers every point of
+        the domain.  The result's ``method`` names the method that ran.
+        ``"node"``: a node-level Markov chain (one processor, its thread and
+        its FCFS handler queue, phase-type handler service fitted to
+        ``cs2``; requests arrive from the ``P - 1`` other threads as a
+        finite source) coupled to the rest of the machine by a symmetric
+        fixed point (:mod:`models._node`); machines of at most
+        ``models._node.FULL_MAX_P`` (3) processors are solved as one chain
+        of the whole machine instead.  ``"lopc"``: the published
+        equations (see :func:`lopc_system`), reduced symbolically to a
+        quartic in ``R`` and solved for the whole grid at once by
+        :func:`mva.fixedpoint.bracketed_root`.  ``"exact"`` (alias
+        ``"mva"``): exact MVA of the closed queueing network of the same
+        machine (one chain of population 1 per thread; classes compute,
+        request handler, reply handler; handlers preempt computation, BKT),
+        computed by a recursion over the machine's symmetry in ``O(P)``
+        (equal to :func:`mva.exact_mva` on the full network).
+        ``"linearizer"``, ``"schweitzer"``: the engine's approximate MVA on
+        the full network, up to :data:`ENGINE_MAX_P` processors.
     tol, max_iter, on_fail
         Root-finder settings for ``"lopc"`` (``on_fail`` also goes to the
         iterative engine methods).
@@ -451,7 +590,7 @@ def solve(params: LoPCParams | None = None, method: str = "lopc", *, tol: float 
 
     Notes
     -----
-    The right-hand side of :math:`R = R_w + 2L + R_q + R_y` decreases in
+    Method ``"lopc"``: the right-hand side of :math:`R = R_w + 2L + R_q + R_y` decreases in
     :math:`R` (every contention term falls as the request rate
     :math:`1/R` falls), so the root is unique and lies in
     :math:`[R_0, \\mathrm{RHS}(R_0)]` with :math:`R_0 = W + 2L + 2o`.  The
@@ -468,11 +607,16 @@ def solve(params: LoPCParams | None = None, method: str = "lopc", *, tol: float 
     The workload on which four independent simulators agree on 1404.7-1407.6:
 
     >>> r = solve(LoPCParams(P=16, W=1000, o=100, L=50))
-    >>> round(r.R, 1), round(r.contention, 1)
-    (1409.4, 109.4)
+    >>> round(r.R, 1), round(r.contention, 1), r.method
+    (1404.7, 104.7, 'node')
+    >>> round(solve(LoPCParams(P=16, W=1000, o=100, L=50), method="lopc").R, 1)
+    1409.4
     >>> import numpy as np
-    >>> np.round(solve(P=16, W=[0, 1000, 10000], o=100, L=50).contention, 1).tolist()
+    >>> np.round(solve(P=16, W=[0, 1000, 10000], o=100, L=50, method="lopc").contention,
+    ...          1).tolist()
     [151.9, 109.4, 101.0]
+    >>> round(solve(P=1024, W=1000, o=100, L=50, method="exact").R, 1)
+    1408.2
     """
     engine_options = kwargs.pop("engine_options", None) or {}
     if params is None:
@@ -486,9 +630,14 @@ def solve(params: LoPCParams | None = None, method: str = "lopc", *, tol: float 
     check_choice("on_fail", on_fail, ("warn", "raise", "ignore"))
     W, o, L, c = (np.asarray(getattr(params, n), dtype=float) for n in ("W", "o", "L", "cs2"))
     shape = np.broadcast_shapes(np.shape(params.P), W.shape, o.shape, L.shape, c.shape)
+    if method == "auto":
+        method = AUTO_METHOD
     if method == "lopc":
         v = _solve_lopc(W, o, L, c, tol=tol, max_iter=max_iter, on_fail=on_fail)
         label = "lopc"
+    elif method == "node":
+        v = _solve_node(params, tol=tol, max_iter=max_iter, on_fail=on_fail)
+        label = "node"
     else:
         v = _solve_network(params, method, dict(engine_options), on_fail)
         label = v["used"] if method == "mva" else method
@@ -502,7 +651,7 @@ def solve(params: LoPCParams | None = None, method: str = "lopc", *, tol: float 
         R=out(v["R"]), lam=out(v["lam"]), R_w=out(v["R_w"]), R_q=out(v["R_q"]),
         R_y=out(v["R_y"]), Q_q=out(v["Q_q"]), Q_y=out(v["Q_y"]), U_q=out(v["U_q"]),
         U_y=out(v["U_y"]), contention=out(np.asarray(v["R"]) - r0), contention_free=out(r0),
-        method=label, converged=bool(conv) if conv.ndim == 0 else conv.copy(),
+        R_p=out(v.get("R_p", 0.0)), method=label, converged=bool(conv) if conv.ndim == 0 else conv.copy(),
         iterations=int(v["iterations"]), residual=float(v["residual"]))
     return with_inputs(res, params)
 
@@ -679,7 +828,8 @@ class OptimalServers(ResultMixin):
         Client cycle time at the optimum (cycles).
     all_to_all_throughput : float or array
         ``P / R`` of the all-to-all LoPC model on the same parameters, for
-        comparison (every processor computes and serves).
+        comparison (every processor computes and serves), by the same kind of
+        method (``"lopc"``: the published equations, ``"mva"``: exact MVA).
     """
 
     servers: Any
@@ -737,7 +887,8 @@ def optimal_servers(P: Any, W: Any, o: Any, L: Any, cs2: Any = 1.0, *,
         best_S = np.where(better, s, best_S)
         best_R = np.where(better, np.asarray(r.R, dtype=float), best_R)
         best_X = np.maximum(best_X, X)
-    a2a = solve(LoPCParams(P=Pa, W=Wa, o=oa, L=La, cs2=ca))
+    a2a = solve(LoPCParams(P=Pa, W=Wa, o=oa, L=La, cs2=ca),
+                method="lopc" if method == "lopc" else "exact")
     res = OptimalServers(servers=int(best_S) if best_S.ndim == 0 else best_S,
                          throughput=scalar_or_array(best_X),
                          R=scalar_or_array(best_R),

@@ -93,7 +93,7 @@ MEASURES: dict[str, dict[str, str]] = {
 }
 
 #: default model method per family (:func:`compare` with ``method=None``)
-DEFAULT_METHOD = {"lopc": "mva", "ini": "exact", "policy": "fixed", "pdq": "shared"}
+DEFAULT_METHOD = {"lopc": "auto", "ini": "auto", "policy": "fixed", "pdq": "shared"}
 
 _VARIANT_ARG = {"policy": "policy", "pdq": "discipline"}
 
@@ -565,8 +565,10 @@ def compare(params: Any, *, method: str | None = None, cycles: int = 50_000,
         Scalar parameters of one configuration (INI: the dispatch discipline
         is ``params.dispatch``).
     method : str, optional
-        LoPC: a method of :data:`models.lopc.METHODS` (default ``"mva"``);
-        INI: of :data:`models.ini.METHODS` (default ``"exact"``); policies:
+        LoPC: a method of :data:`models.lopc.METHODS`; INI: of
+        :data:`models.ini.METHODS` (default ``"auto"`` for both: the most
+        accurate method, which answers every point of the declared domain,
+        however many threads); policies:
         the policy ``"fixed"`` (default), ``"floating"`` or ``"single"``; PDQ:
         the discipline ``"shared"`` (default) or ``"partitioned"``.
     cycles : int

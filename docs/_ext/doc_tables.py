@@ -230,6 +230,7 @@ def model_table(target: str, options: Mapping[str, str]) -> Any:
     --------
     >>> t = model_table("models.lopc.solve", {"params": "models.lopc.LoPCParams",
     ...                 "grid": "W=0,1000", "fixed": "P=16, o=100, L=50",
+    ...                 "options": "method='lopc'",
     ...                 "columns": "W, R", "formats": "R='.1f'"})
     >>> print(t.to_rst())
     ==== ======

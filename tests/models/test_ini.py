@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import brentq
 
@@ -54,7 +54,7 @@ params = st.fixed_dictionaries({
 @given(params)
 def test_thesis_matches_independent_brentq(p):
     ref = thesis_reference(**p)
-    r = solve(INIParams(**p))
+    r = solve(INIParams(**p), method="thesis")
     assert r.converged
     for k in ("R", "lam", "R_q", "R_y", "R_o", "R_w", "Q_q", "Q_y", "Q_o", "U_q"):
         assert getattr(r, k) == pytest.approx(ref[k], rel=1e-9, abs=1e-12), k
@@ -65,7 +65,7 @@ def test_thesis_grid_matches_pointwise_reference():
     n = 40
     grid = dict(N=rng.uniform(1, 32, n), W=rng.uniform(0, 5e4, n), o=rng.uniform(0, 2000, n),
                 l=rng.uniform(0, 500, n), O=rng.uniform(1, 4000, n), L=rng.uniform(0, 500, n))
-    r = solve(**grid)
+    r = solve(**grid, method="thesis")
     assert np.shape(r.R) == (n,) and np.all(r.converged)
     for i in range(n):
         ref = thesis_reference(**{k: v[i] for k, v in grid.items()})
@@ -81,7 +81,7 @@ variants = st.fixed_dictionaries({
 @given(params, variants)
 def test_q_o_bounded_by_n(p, v):
     """Equation 6.11: Q_o <= N (every configuration, cs2 and dispatch variants too)."""
-    r = solve(INIParams(**p, **v))
+    r = solve(INIParams(**p, **v), method="thesis")
     assert 0.0 <= r.Q_o <= p["N"] * (1 + 1e-9)
     assert 0.0 <= r.U_o < 1.0
     assert 0.0 <= r.U_q <= 1.0
@@ -89,7 +89,7 @@ def test_q_o_bounded_by_n(p, v):
 
 @given(params, variants)
 def test_round_trip_at_least_contention_free(p, v):
-    r = solve(INIParams(**p, **v))
+    r = solve(INIParams(**p, **v), method="thesis")
     r0 = p["W"] + 2 * p["l"] + 2 * p["L"] + 2 * p["o"] + 4 * p["O"]
     assert r.contention_free == pytest.approx(r0)
     assert r.R >= r0 * (1 - 1e-12)
@@ -103,10 +103,10 @@ def test_round_trip_at_least_contention_free(p, v):
 
 @given(params, st.floats(1.01, 4.0), st.sampled_from(["N", "O", "o"]))
 def test_round_trip_non_decreasing_in_n_o_and_big_o(p, factor, which):
-    base = solve(INIParams(**p)).R
+    base = solve(INIParams(**p), method="thesis").R
     q = dict(p)
     q[which] = q[which] * factor + (1.0 if which != "N" else 0.0)
-    assert solve(INIParams(**q)).R >= base * (1 - 1e-12)
+    assert solve(INIParams(**q), method="thesis").R >= base * (1 - 1e-12)
 
 
 def test_q_o_bound_symbolic():
@@ -120,7 +120,7 @@ def test_q_o_bound_symbolic():
     pos = {s: sp.Symbol(s.name, positive=True) for s in slack.free_symbols}
     assert sp.simplify(slack.subs(pos)).is_nonnegative
     # equality case numerically: W = o = l = L = 0 gives Q_o = N
-    r = solve(N=np.array([1.0, 3.0, 7.5]), W=0, o=0, O=100)
+    r = solve(N=np.array([1.0, 3.0, 7.5]), W=0, o=0, O=100, method="thesis")
     np.testing.assert_allclose(r.Q_o, [1.0, 3.0, 7.5], rtol=1e-10)
 
 
@@ -148,7 +148,7 @@ def test_figure_6_3_queue_grows_linearly_when_ini_dominates():
     """Thesis section 6.4: with Figure 6-3's parameters, Q_o grows linearly with N once
     the INI overhead dominates the cycle (4 N O >> W)."""
     N = np.arange(1, 65, dtype=float)
-    r = solve(INIParams(N=N, **FIGURE_6_3))
+    r = solve(INIParams(N=N, **FIGURE_6_3), method="thesis")
     q = np.asarray(r.Q_o)
     assert np.all(np.diff(q) > 0)
     big = N >= 24                         # 4 N O >= 5.4 W: INI-dominated
@@ -162,35 +162,35 @@ def test_figure_6_3_queue_grows_linearly_when_ini_dominates():
 
 
 def test_scalars_in_scalars_out_and_broadcasting():
-    r = solve(N=4, **FIGURE_6_3)
+    r = solve(N=4, **FIGURE_6_3, method="thesis")
     assert isinstance(r.R, float) and isinstance(r.Q_o, float) and isinstance(r.converged, bool)
-    r = solve(N=np.array([[1.0], [2.0]]), W=np.array([1e3, 1e4, 1e5]), o=10, O=100)
+    r = solve(N=np.array([[1.0], [2.0]]), W=np.array([1e3, 1e4, 1e5]), o=10, O=100, method="thesis")
     assert np.shape(r.R) == (2, 3) and np.shape(r.contention_free) == (2, 3)
     assert r.to_dict()["method"] == "thesis"
 
 
 def test_cs2_effects():
-    base = solve(N=8, **FIGURE_6_3)
-    det = solve(N=8, cs2_O=0.0, **FIGURE_6_3)
-    bursty = solve(N=8, cs2_O=3.0, **FIGURE_6_3)
+    base = solve(N=8, **FIGURE_6_3, method="thesis")
+    det = solve(N=8, cs2_O=0.0, **FIGURE_6_3, method="thesis")
+    bursty = solve(N=8, cs2_O=3.0, **FIGURE_6_3, method="thesis")
     assert det.R < base.R < bursty.R
-    assert solve(N=8, cs2_o=0.0, **FIGURE_6_3).R < base.R
-    same = solve(N=8, cs2_O=1.0, cs2_o=1.0, **FIGURE_6_3)
+    assert solve(N=8, cs2_o=0.0, **FIGURE_6_3, method="thesis").R < base.R
+    same = solve(N=8, cs2_O=1.0, cs2_o=1.0, **FIGURE_6_3, method="thesis")
     assert same.R == base.R
 
 
 def test_dispatch_disciplines():
     common = dict(S=16, W=41789.0, o=742.0, O=2336.0)
     for K in (1,):
-        vals = [solve(INIParams(K=K, dispatch=d, **common)).R for d in ini.DISPATCH]
+        vals = [solve(INIParams(K=K, dispatch=d, **common), method="thesis").R for d in ini.DISPATCH]
         assert vals[0] == pytest.approx(vals[1], rel=1e-12)
         assert vals[0] == pytest.approx(vals[2], rel=1e-12)
     K = 4
-    st_ = solve(INIParams(K=K, dispatch="static", **common))
-    rr = solve(INIParams(K=K, dispatch="round_robin", **common))
-    sh = solve(INIParams(K=K, dispatch="shared", **common))
+    st_ = solve(INIParams(K=K, dispatch="static", **common), method="thesis")
+    rr = solve(INIParams(K=K, dispatch="round_robin", **common), method="thesis")
+    sh = solve(INIParams(K=K, dispatch="shared", **common), method="thesis")
     # static equals the thesis model with N = S / K
-    assert st_.R == pytest.approx(solve(N=4, W=41789.0, o=742.0, O=2336.0).R, rel=1e-12)
+    assert st_.R == pytest.approx(solve(N=4, W=41789.0, o=742.0, O=2336.0, method="thesis").R, rel=1e-12)
     # pooling beats splitting; regular (round-robin) splitting beats static binding
     assert sh.R < rr.R < st_.R
     assert sh.U_o == pytest.approx(4 * 4 * sh.lam * 2336.0)
@@ -248,9 +248,9 @@ def test_bad_solver_arguments():
     with pytest.raises(ValueError, match="method"):
         solve(p, method="magic")
     with pytest.raises(ValueError, match="unknown keyword"):
-        solve(N=2, W=1, o=1, O=1, bogus=3)
+        solve(N=2, W=1, o=1, O=1, bogus=3, method="thesis")
     with pytest.raises(ValueError, match="on_fail"):
-        solve(p, on_fail="shrug")
+        solve(p, on_fail="shrug", method="thesis")
 
 
 def test_cli_ini_markdown():
@@ -266,7 +266,7 @@ def test_cli_ini_markdown():
     rows = [line for line in out.splitlines() if line.startswith("|") and "---" not in line]
     assert len(rows) == 5 and "Q_o" in rows[0]
     q = [float(line.split("|")[4]) for line in rows[1:]]
-    ref = solve(N=np.array([1.0, 2, 4, 8]), **FIGURE_6_3).Q_o
+    ref = solve(N=np.array([1.0, 2, 4, 8]), **FIGURE_6_3, method="thesis").Q_o
     np.testing.assert_allclose(q, ref, atol=1e-4)
 
 
@@ -280,7 +280,7 @@ def test_presets():
 @pytest.mark.parametrize("dispatch", ini.DISPATCH)
 def test_network_methods_agree_with_thesis_at_light_load(dispatch):
     p = INIParams(S=2, K=2, W=1e7, o=50.0, l=10.0, O=80.0, L=20.0, dispatch=dispatch)
-    ref = solve(p).R
+    ref = solve(p, method="thesis").R
     for m in ("exact", "linearizer", "schweitzer"):
         r = solve(p, method=m)
         assert r.method == m and r.converged
@@ -343,26 +343,26 @@ def test_quintic_coefficients_printed_in_docs():
 
 
 def test_no_contention_edge_cases():
-    r = solve(N=3, W=5.0, o=0.0, O=0.0, l=0.7, L=1.3)
+    r = solve(N=3, W=5.0, o=0.0, O=0.0, l=0.7, L=1.3, method="thesis")
     assert r.R == pytest.approx(9.0, rel=1e-12) and r.Q_o == 0.0 and r.contention == \
         pytest.approx(0.0, abs=1e-9)
-    r = solve(N=3, W=0.0, o=0.0, O=10.0, l=0.0, L=0.0)
+    r = solve(N=3, W=0.0, o=0.0, O=10.0, l=0.0, L=0.0, method="thesis")
     assert r.Q_o == pytest.approx(3.0, rel=1e-10)
 
 
 def test_round_robin_k1_is_static_and_converges():
-    a = solve(INIParams(S=8, K=1, dispatch="round_robin", **FIGURE_6_3))
-    b = solve(INIParams(S=8, K=1, dispatch="static", **FIGURE_6_3))
+    a = solve(INIParams(S=8, K=1, dispatch="round_robin", **FIGURE_6_3), method="thesis")
+    b = solve(INIParams(S=8, K=1, dispatch="static", **FIGURE_6_3), method="thesis")
     assert a.R == b.R
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         r = solve(INIParams(S=np.array([4, 16, 64]), K=4, dispatch="round_robin",
-                            cs2_O=np.array([0.0, 1.0, 3.0]), **FIGURE_6_3))
+                            cs2_O=np.array([0.0, 1.0, 3.0]), **FIGURE_6_3), method="thesis")
     assert np.all(r.converged) and np.all(r.Q_o <= np.array([1, 4, 16]))
 
 
 def test_result_to_dict_and_frame():
-    r = solve(N=np.array([1.0, 2.0]), **FIGURE_6_3)
+    r = solve(N=np.array([1.0, 2.0]), **FIGURE_6_3, method="thesis")
     d = r.to_dict()
     assert set(d) >= {"R", "lam", "Q_o", "U_o", "bottleneck", "converged", "method"}
     f = r.to_frame()
@@ -373,7 +373,7 @@ def test_result_to_dict_and_frame():
 def test_heavy_load_is_finite_and_reported():
     """The system is closed: no configuration saturates; heavy INI load shows as U_o -> 1
     and the INI named as bottleneck (saturated stays False, see INIResult)."""
-    r = solve(N=np.array([64.0, 1024.0]), W=1.0, o=1.0, O=1e4)
+    r = solve(N=np.array([64.0, 1024.0]), W=1.0, o=1.0, O=1e4, method="thesis")
     assert np.all(np.isfinite(r.R)) and np.all(r.U_o < 1) and np.all(r.U_o > 0.98)
     assert r.saturated is False and list(r.bottleneck) == ["INI", "INI"]
     assert np.all(r.Q_o <= np.array([64.0, 1024.0]))
@@ -386,3 +386,38 @@ def test_params_replace():
     r = p.replace(N=3)
     assert r.N == 3 and r.K == 2 and r.S == 6
     assert p.replace(W=0.0).W == 0.0 and p.replace(W=0.0).S == 8
+
+
+# -- node method (the default) -------------------------------------------------------
+
+def test_auto_is_node_and_answers_large_machines():
+    p = INIParams(N=8, K=1, clusters=2, W=1000.0, o=100.0, O=200.0)
+    r = solve(p)
+    assert r.method == ini.AUTO_METHOD == "node" and r.converged
+    big = solve(INIParams(N=32, K=8, clusters=64, W=1000.0, o=100.0, O=100.0,
+                          dispatch="shared", cs2_O=10.0))
+    assert big.converged and 0 < big.U_o <= 1 + 1e-6
+
+
+@given(st.sampled_from(ini.DISPATCH), st.integers(1, 8), st.integers(1, 4),
+       st.integers(2, 8), st.floats(0.0, 1e6), st.floats(1.0, 5000.0), st.floats(1.0, 1e4),
+       st.floats(0.0, 1e4), st.floats(0.0, 1e4), st.sampled_from([0.0, 0.5, 1.0, 4.0, 10.0]),
+       st.sampled_from([0.0, 0.5, 1.0, 4.0, 10.0]))
+@settings(max_examples=20, deadline=None)
+def test_node_method_invariants(dispatch, N, K, clusters, W, o, O, l_, L, co, cO):
+    p = INIParams(N=N, K=K, clusters=clusters, W=W, o=o, O=O, l=l_, L=L, cs2_o=co, cs2_O=cO,
+                  dispatch=dispatch)
+    r = solve(p, method="node")
+    assert r.converged
+    assert r.R >= p.contention_free * (1 - 1e-6)
+    assert r.R == pytest.approx(r.R_w + r.R_p + 2 * l_ + 2 * L + r.R_q + r.R_y + 4 * r.R_o,
+                                rel=1e-5)
+    assert r.R_o >= O * (1 - 1e-9)
+    assert r.U_o <= 1 + 1e-6 and r.U_q < 1
+    # Little's law at one INI node: 4 N lambda visits per cycle, R_o each
+    assert r.Q_o == pytest.approx(4 * N * r.lam * r.R_o, rel=1e-4)
+
+
+def test_node_method_variability_orders_round_trip():
+    vals = [solve(N=4, cs2_O=c, method="node", **FIGURE_6_3).R for c in (0.0, 1.0, 4.0, 10.0)]
+    assert all(a < b for a, b in zip(vals, vals[1:]))

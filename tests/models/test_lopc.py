@@ -43,10 +43,11 @@ def lopc_reference(W, o, L, c=1.0):
 def test_reference_workload_1406():
     """P=16, W=1000, o=100, L=50: four independent simulators give 1404.7-1407.6 cycles
     (issue 3); the model must be within 1% of 1406."""
-    r = solve(LoPCParams(P=16, W=1000, o=100, L=50))
-    assert r.R == pytest.approx(1406, rel=0.01)
-    assert r.contention == pytest.approx(r.R - 1300)
-    assert r.converged and r.method == "lopc"
+    for m in ("auto", "lopc", "node", "exact"):
+        r = solve(LoPCParams(P=16, W=1000, o=100, L=50), method=m)
+        assert r.R == pytest.approx(1406, rel=0.01), m
+        assert r.contention == pytest.approx(r.R - 1300)
+        assert r.converged and r.method == (lopc.AUTO_METHOD if m == "auto" else m)
 
 
 lopc_params = st.fixed_dictionaries({
@@ -57,14 +58,14 @@ lopc_params = st.fixed_dictionaries({
 @given(lopc_params, st.integers(2, 256))
 def test_matches_independent_brentq(p, P):
     ref = lopc_reference(p["W"], p["o"], p["L"], p["cs2"])
-    r = solve(P=P, **p)
+    r = solve(P=P, **p, method="lopc")
     for k in ("R", "R_q", "R_y", "R_w", "Q_q", "Q_y", "U_q"):
         assert getattr(r, k) == pytest.approx(ref[k], rel=1e-9, abs=1e-12), k
 
 
 @given(lopc_params, st.floats(1.01, 3.0), st.sampled_from(["W", "o", "L"]))
 def test_invariants_and_monotonicity(p, factor, which):
-    r = solve(P=8, **p)
+    r = solve(P=8, **p, method="lopc")
     r0 = p["W"] + 2 * p["L"] + 2 * p["o"]
     assert r.R >= r0 * (1 - 1e-12)
     assert r.R == pytest.approx(r.R_w + 2 * p["L"] + r.R_q + r.R_y, rel=1e-9)
@@ -72,11 +73,11 @@ def test_invariants_and_monotonicity(p, factor, which):
     assert 0 <= r.U_q < 1
     q = dict(p)
     q[which] = q[which] * factor + 1.0
-    assert solve(P=8, **q).R >= r.R * (1 - 1e-12)
+    assert solve(P=8, **q, method="lopc").R >= r.R * (1 - 1e-12)
 
 
 def test_published_equations_independent_of_p():
-    r = solve(P=np.array([2, 4, 64, 1024]), W=1000, o=100, L=50)
+    r = solve(P=np.array([2, 4, 64, 1024]), W=1000, o=100, L=50, method="lopc")
     assert np.ptp(r.R) == 0.0
 
 
@@ -190,14 +191,14 @@ def test_network_methods_reference_workload():
         r = solve(P=16, W=1000, o=100, L=50, method=m)
         assert r.R == pytest.approx(1406, rel=0.01), m
         assert r.converged
-    assert solve(P=16, W=1000, o=100, L=50, method="mva").method == "linearizer"
+    assert solve(P=16, W=1000, o=100, L=50, method="mva").method == "exact"
     assert solve(P=6, W=1000, o=100, L=50, method="mva").method == "exact"
 
 
 @pytest.mark.parametrize("P", [2, 3, 8])
 def test_methods_agree_at_light_load(P):
-    ref = solve(P=P, W=1e6, o=20.0, L=30.0).R
-    for m in ("exact", "linearizer", "schweitzer"):
+    ref = solve(P=P, W=1e6, o=20.0, L=30.0, method="lopc").R
+    for m in ("exact", "linearizer", "schweitzer", "node"):
         r = solve(P=P, W=1e6, o=20.0, L=30.0, method=m)
         assert r.R == pytest.approx(ref, rel=1e-5), m
 
@@ -210,12 +211,59 @@ def test_network_exact_structure():
     # compute phase never sees its own reply, so R_y < R_q
     assert r.R_y < r.R_q
     # exact is below the LoPC equations (no self-interference) at small P
-    assert r.R < solve(P=4, W=500.0, o=100.0, L=20.0).R
+    assert r.R < solve(P=4, W=500.0, o=100.0, L=20.0, method="lopc").R
 
 
-def test_network_exact_refuses_large_p():
-    with pytest.raises(ValueError, match="P must be <= 16"):
-        solve(P=17, W=1, o=1, L=1, method="exact")
+def test_engine_methods_refuse_large_p():
+    with pytest.raises(ValueError, match="P must be <= 64"):
+        solve(P=65, W=1, o=1, L=1, method="linearizer")
+
+
+@pytest.mark.parametrize("P", [2, 3, 5, 8])
+@pytest.mark.parametrize("cs2", [0.0, 1.0, 6.0])
+def test_symmetric_exact_equals_engine_exact(P, cs2):
+    """The O(P) symmetric recursion is exact MVA of the full network (mva.exact_mva)."""
+    import mva
+
+    for W, o, L in ((1000.0, 100.0, 50.0), (0.0, 300.0, 0.0), (50.0, 200.0, 500.0)):
+        net = lopc._lopc_network(P, W, o, L, cs2)
+        res = mva.exact_mva(net)
+        X = float(np.mean(np.asarray(res.chain_throughput)))
+        Rk = np.asarray(res.residence_time)
+        r = solve(P=P, W=W, o=o, L=L, cs2=cs2, method="exact")
+        assert r.R == pytest.approx(1.0 / X, rel=1e-12)
+        assert r.R_w == pytest.approx(float(np.mean(Rk[0::3].sum(axis=1))), rel=1e-12)
+        assert r.R_q == pytest.approx(float(np.mean(Rk[1::3].sum(axis=1))), rel=1e-12)
+        assert r.R_y == pytest.approx(float(np.mean(Rk[2::3].sum(axis=1))), rel=1e-12)
+    # a grid of mixed P runs the same recursion vectorised
+    g = solve(P=np.array([P, 16, 1024]), W=1000.0, o=100.0, L=50.0, cs2=cs2, method="exact")
+    assert g.R[0] == pytest.approx(solve(P=P, W=1000.0, o=100.0, L=50.0, cs2=cs2,
+                                         method="exact").R, rel=1e-13)
+
+
+@given(st.integers(2, 1024), st.floats(0.0, 1e5), st.floats(1.0, 5000.0),
+       st.floats(0.0, 5000.0), st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0, 10.0]))
+def test_node_method_invariants(P, W, o, L, cs2):
+    r = solve(P=P, W=W, o=o, L=L, cs2=cs2, method="node")
+    assert r.converged
+    assert r.R >= (W + 2 * L + 2 * o) * (1 - 1e-9)
+    assert r.R == pytest.approx(r.R_w + r.R_p + 2 * L + r.R_q + r.R_y, rel=1e-6)
+    assert r.R_q >= o * (1 - 1e-9) and r.R_y >= o * (1 - 1e-9)
+    assert r.R_w >= W * (1 - 1e-6)
+    assert 0 <= r.U_q < 1 and r.Q_y == pytest.approx(r.R_y / r.R, rel=1e-9)
+    assert r.Q_q == pytest.approx(r.lam * r.R_q, rel=1e-4)   # Little, arrival rate = 1/R
+
+
+def test_node_method_monotone_in_cs2_and_o():
+    vals = [solve(P=16, W=1000, o=100, L=50, cs2=c, method="node").R for c in (0.0, 1.0, 4.0, 10.0)]
+    assert all(a < b for a, b in zip(vals, vals[1:]))
+    vals = [solve(P=64, W=0, o=o, L=50, method="node").R for o in (50.0, 100.0, 200.0)]
+    assert all(a < b for a, b in zip(vals, vals[1:]))
+
+
+def test_node_method_no_handler_time():
+    r = solve(P=8, W=100.0, o=0.0, L=20.0, method="node")
+    assert r.R == 140.0 and r.contention == 0.0
 
 
 def test_client_server_mva_close_to_lopc():
@@ -244,7 +292,7 @@ def test_quartic_printed_in_docs():
 
 
 def test_result_to_dict_and_frame():
-    r = solve(P=16, W=np.array([0.0, 1000.0]), o=100, L=50)
+    r = solve(P=16, W=np.array([0.0, 1000.0]), o=100, L=50, method="lopc")
     assert r.to_dict()["method"] == "lopc"
     f = r.to_frame()
     assert len(f) == 2

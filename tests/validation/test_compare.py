@@ -35,7 +35,7 @@ def test_row_errors_by_hand():
 
 def test_compare_lopc_rows_consistent(lopc_cmp):
     c = lopc_cmp
-    assert c.family == "lopc" and c.method == "mva"
+    assert c.family == "lopc" and c.method == "auto"
     assert c.measures == tuple(MEASURES["lopc"])
     for row in c.rows:
         assert row.abs_error == pytest.approx(row.model - row.sim)

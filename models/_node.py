@@ -1,0 +1,564 @@
+"""Node-level Markov chain of one processor of a request/reply machine (private).
+
+One processor runs one thread and serves FCFS, at priority over the thread,
+the request handlers sent by other threads and its own thread's reply
+handler.  Handler service is phase-type, fitted to the mean and squared
+coefficient of variation the way the bundled simulator draws it
+(deterministic ~ Erlang, Erlang-``round(1/cs2)`` below 1, exponential, a
+balanced-means two-phase hyperexponential above 1).  The rest of the machine
+enters through two parameters that a symmetric fixed point sets
+(:func:`solve_node`):
+
+* requests arrive from ``sources`` other threads, at rate ``(sources - n)
+  gamma`` with ``n`` requests present (finite source), and
+* the thread, once its request has left, is away for an exponential time of
+  mean ``away`` (latencies plus the request's residence elsewhere), after
+  which its reply joins the handler queue.
+
+The thread's states: *pending* (its reply has been handled but handlers
+queued behind the reply still run before it resumes), *computing*
+(exponential ``W``, preempted whenever a handler is present), *away*, and
+*reply queued* with ``a`` handlers ahead and ``b`` behind it.  The chain is
+solved for its stationary distribution with a sparse LU factorization.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["handler_ph", "NodeChain", "solve_node", "station_residence", "solve_full",
+           "FULL_MAX_P"]
+
+#: machines of at most this many processors are solved as one Markov chain
+#: (:func:`solve_full`): the node chain's finite-source view of the other
+#: threads is poorest there
+FULL_MAX_P = 3
+
+#: most Erlang phases used for ``cs2 < 1`` (``cs2 = 0`` is Erlang-``MAX_ERLANG``)
+MAX_ERLANG = 6
+DAMP = 0.2
+
+#: largest truncation of the request queue (the probability mass at it is reported)
+NMAX_CAP = 32
+
+
+def handler_ph(mean: float, cs2: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(alpha, T)``: initial vector and sub-generator of the fitted handler time."""
+    if cs2 > 1.0 + 1e-12:
+        p = 0.5 * (1.0 + math.sqrt((cs2 - 1.0) / (cs2 + 1.0)))
+        mu = np.array([2.0 * p / mean, 2.0 * (1.0 - p) / mean])
+        return np.array([p, 1.0 - p]), np.diag(-mu)
+    k = MAX_ERLANG if cs2 <= 1.0 / MAX_ERLANG else max(1, round(1.0 / cs2))
+    T = np.diag(np.full(k, -k / mean)) + np.diag(np.full(k - 1, k / mean), 1)
+    a = np.zeros(k)
+    a[0] = 1.0
+    return a, T
+
+
+class NodeChain:
+    """Structure of the node chain for ``sources`` requesters, truncated at ``nmax`` requests.
+
+    Transition rates are stored as ``fixed + gamma * arr + away_rate * away``
+    so that one structure serves every iteration of the fixed point.
+    """
+
+    def __init__(self, sources: int, W: float, o: float, cs2: float, nmax: int) -> None:
+        alpha, T = handler_ph(o, cs2)
+        ph = len(alpha)
+        ext = -T.sum(axis=1)
+        nmax = int(max(1, min(sources, nmax)))
+        idx: dict[tuple[str, int, int, int], int] = {}
+        for th in ("P", "C", "A"):
+            if th != "P":
+                idx[(th, 0, 0, -1)] = len(idx)
+            for n in range(1, nmax + 1):
+                for j in range(ph):
+                    idx[(th, n, 0, j)] = len(idx)
+        for a in range(nmax + 1):
+            for b in range(nmax + 1 - a):
+                for j in range(ph):
+                    idx[("Y", a, b, j)] = len(idx)
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[tuple[float, float, float]] = []
+
+        def tr(s: tuple, t: tuple, f: float = 0.0, ar: float = 0.0, aw: float = 0.0) -> None:
+            rows.append(idx[s])
+            cols.append(idx[t])
+            vals.append((f, ar, aw))
+
+        def start(th: str, n: int, b: int = 0) -> list[tuple[tuple, float]]:
+            """States (and probabilities) when a new handler starts with ``n`` present."""
+            return [((th, n, b, jj), float(alpha[jj])) for jj in range(ph) if alpha[jj] > 0]
+
+        wr = 1.0 / max(W, 1e-9 * o)
+        for key in idx:
+            th, n, b, j = key
+            if th in ("P", "C", "A"):
+                if n < nmax:
+                    if n == 0:
+                        for t, pr in start(th, 1):
+                            tr(key, t, ar=(sources - n) * pr)
+                    else:
+                        tr(key, (th, n + 1, 0, j), ar=sources - n)
+                if n > 0:
+                    for jj in range(ph):
+                        if jj != j and T[j, jj] > 0:
+                            tr(key, (th, n, 0, jj), f=T[j, jj])
+                    after = "C" if th == "P" else th        # the thread resumes when idle
+                    if n == 1:
+                        tr(key, (after, 0, 0, -1), f=ext[j])
+                    else:
+                        for t, pr in start(th, n - 1):
+                            tr(key, t, f=ext[j] * pr)
+                if th == "C" and n == 0:
+                    tr(key, ("A", 0, 0, -1), f=wr)
+                if th == "A":
+                    if n == 0:
+                        for (_, _, _, jj), pr in start("Y", 0):
+                            tr(key, ("Y", 0, 0, jj), aw=pr)
+                    else:
+                        tr(key, ("Y", n, 0, j), aw=1.0)
+            else:
+                a, tot = n, n + b
+                if tot < nmax:
+                    tr(key, ("Y", a, b + 1, j), ar=sources - tot)
+                for jj in range(ph):
+                    if jj != j and T[j, jj] > 0:
+                        tr(key, ("Y", a, b, jj), f=T[j, jj])
+                if a == 0:                     # the reply handler completes
+                    if b == 0:
+                        tr(key, ("C", 0, 0, -1), f=ext[j])
+                    else:
+                        for (_, _, _, jj), pr in start("P", b):
+                            tr(key, ("P", b, 0, jj), f=ext[j] * pr)
+                else:
+                    for (_, _, _, jj), pr in start("Y", a - 1, b):
+                        tr(key, ("Y", a - 1, b, jj), f=ext[j] * pr)
+        keys = list(idx)
+        self.size = len(idx)
+        self.nmax = nmax
+        self.sources = sources
+        self.rows = np.array(rows)
+        self.cols = np.array(cols)
+        v = np.array(vals, dtype=float).reshape(-1, 3)
+        self.fixed, self.arr, self.away = v[:, 0], v[:, 1], v[:, 2]
+        kind = np.array([k[0] for k in keys])
+        self.is_P, self.is_C, self.is_A, self.is_Y = (kind == s for s in "PCAY")
+        self.nreq = np.array([k[1] + (k[2] if k[0] == "Y" else 0) for k in keys], dtype=float)
+        self.src_left = np.where(self.nreq < nmax, sources - self.nreq, 0.0)
+        phase_exit = np.array([ext[k[3]] if k[3] >= 0 else 0.0 for k in keys])
+        self.reply_exit = np.where(self.is_Y & np.array([k[1] == 0 for k in keys]), phase_exit, 0.0)
+        self.top = self.nreq >= nmax
+        # pattern of the balance matrix pi Q = 0 (transposed generator) with row 0
+        # replaced by the normalisation sum(pi) = 1
+        n = self.size
+        r = np.concatenate([self.cols, np.arange(n)])
+        c = np.concatenate([self.rows, np.arange(n)])
+        self._keep = r != 0
+        self._r = np.concatenate([r[self._keep], np.zeros(n, dtype=np.int64)])
+        self._c = np.concatenate([c[self._keep], np.arange(n)])
+        self._ones = np.ones(n)
+        self._b = np.zeros(n)
+        self._b[0] = 1.0
+
+    def stationary(self, gamma: float, away_rate: float) -> np.ndarray:
+        """Stationary distribution for the given arrival and return rates."""
+        import scipy.sparse as sps
+        import scipy.sparse.linalg as spla
+
+        data = self.fixed + gamma * self.arr + away_rate * self.away
+        out = np.bincount(self.rows, weights=data, minlength=self.size)
+        d = np.concatenate([np.concatenate([data, -out])[self._keep], self._ones])
+        A = sps.csc_matrix((d, (self._r, self._c)), shape=(self.size, self.size))
+        return np.asarray(spla.spsolve(A, self._b), dtype=float)
+
+
+def _stationary(rows: np.ndarray, cols: np.ndarray, rates: np.ndarray, n: int) -> np.ndarray:
+    """Stationary distribution of the chain with transitions ``rows -> cols`` at ``rates``."""
+    import scipy.sparse as sps
+    import scipy.sparse.linalg as spla
+
+    out = np.bincount(rows, weights=rates, minlength=n)
+    r = np.concatenate([cols, np.arange(n)])
+    c = np.concatenate([rows, np.arange(n)])
+    d = np.concatenate([rates, -out])
+    keep = r != 0
+    A = sps.csc_matrix((np.concatenate([d[keep], np.ones(n)]),
+                        (np.concatenate([r[keep], np.zeros(n, dtype=np.int64)]),
+                         np.concatenate([c[keep], np.arange(n)]))), shape=(n, n))
+    b = np.zeros(n)
+    b[0] = 1.0
+    return np.asarray(spla.spsolve(A, b), dtype=float)
+
+
+@functools.lru_cache(maxsize=256)
+def _station_structure(M: int, servers: int, S: float, cs2: float) -> tuple[Any, ...]:
+    """Transitions of the finite-source station chain; arrival rates are per unit ``gamma``."""
+    cap = int(min(M, 400))
+    scale = 1.0
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+
+    isarr: list[bool] = []
+
+    def tr(s: int, t: int, v: float, arrival: bool = False) -> None:
+        rows.append(s)
+        cols.append(t)
+        vals.append(v)
+        isarr.append(arrival)
+
+    if servers > 1 and cs2 > 1.0 + 1e-12:
+        # K servers, hyperexponential (a mixture of two exponentials): the state
+        # (n, k1) counts the busy servers whose job is of the fast kind
+        alpha, T = handler_ph(S, cs2)
+        p, mu1, mu2 = float(alpha[0]), -float(T[0, 0]), -float(T[1, 1])
+        index: dict[tuple[int, int], int] = {}
+        for n in range(cap + 1):
+            for k1 in range(min(n, servers) + 1):
+                index[(n, k1)] = len(index)
+        for (n, k1), s in index.items():
+            b = min(n, servers)
+            if n < cap:
+                if n < servers:
+                    tr(s, index[(n + 1, k1 + 1)], (M - n) * p, True)
+                    tr(s, index[(n + 1, k1)], (M - n) * (1 - p), True)
+                else:
+                    tr(s, index[(n + 1, k1)], (M - n), True)
+            for rate, k_after in ((k1 * mu1, k1 - 1), ((b - k1) * mu2, k1)):
+                if rate <= 0:
+                    continue
+                if n > servers:                       # a waiting job starts
+                    tr(s, index[(n - 1, k_after + 1)], rate * p)
+                    tr(s, index[(n - 1, k_after)], rate * (1 - p))
+                else:
+                    tr(s, index[(n - 1, k_after)], rate)
+        nst = len(index)
+        nvec = np.array([float(n) for (n, _) in index], dtype=float)
+    else:
+        if servers == 1:
+            alpha, T = handler_ph(S, cs2)
+        else:
+            # K servers, cs2 <= 1: exponential service, the waiting time scaled by
+            # (1 + cs2)/2 (Lee-Longton)
+            alpha, T = np.ones(1), np.array([[-1.0 / S]])
+            scale = (1.0 + cs2) / 2.0
+        ph = len(alpha)
+        ext = -T.sum(axis=1)
+        nst = 1 + cap * ph
+
+        def sid(n: int, j: int) -> int:
+            return 0 if n == 0 else 1 + (n - 1) * ph + j
+
+        for n in range(cap + 1):
+            for j in (range(ph) if n > 0 else [-1]):
+                s = sid(n, j)
+                if n < cap:
+                    if n == 0:
+                        for jj in range(ph):
+                            tr(s, sid(1, jj), (M - n) * alpha[jj], True)
+                    else:
+                        tr(s, sid(n + 1, j), (M - n), True)
+                if n > 0:
+                    busy = min(n, servers)
+                    for jj in range(ph):
+                        if jj != j and T[j, jj] > 0:
+                            tr(s, sid(n, jj), T[j, jj])
+                    if n == 1:
+                        tr(s, 0, busy * ext[j])
+                    else:
+                        for jj in range(ph):
+                            tr(s, sid(n - 1, jj), busy * ext[j] * alpha[jj])
+        nvec = np.array([0.0] + [float(n) for n in range(1, cap + 1) for _ in range(ph)])
+    v = np.array(vals, dtype=float)
+    ar = np.array(isarr, dtype=bool)
+    return (np.array(rows), np.array(cols), np.where(ar, 0.0, v), np.where(ar, v, 0.0), nst,
+            nvec, np.where(nvec < cap, M - nvec, 0.0), scale)
+
+
+def station_residence(gamma: float, sources: int, servers: int, S: float, cs2: float,
+                      phi: float = 1.0) -> tuple[float, float, float]:
+    """``(residence per visit, mean number present, throughput)`` of a finite-source FCFS station.
+
+    ``sources`` customers each return to the station at rate ``gamma`` while
+    away from it (arrival rate ``(sources - n) gamma``).  One server: the
+    exact chain with the phase-type service of :func:`handler_ph`.
+    ``servers > 1``: exponential service at rate ``min(n, servers)/S`` and
+    the waiting time scaled by ``(1 + cs2)/2`` (the Lee-Longton two-moment
+    approximation).  ``phi`` scales the waiting time for arrival streams
+    more regular than finite-source Poisson (round-robin dispatch).
+    """
+    if S <= 0 or gamma <= 0:
+        return S, 0.0, 0.0
+    rows, cols, fixed, arr, nst, nvec, left, scale = _station_structure(
+        int(sources), int(servers), float(S), float(cs2))
+    pi = _stationary(rows, cols, fixed + gamma * arr, nst)
+    thr = gamma * float(pi @ left)
+    Q = float(pi @ nvec)
+    Rv = Q / thr
+    wait = max(Rv - S, 0.0) * scale * phi
+    return S + wait, thr * (S + wait), thr
+
+
+@functools.lru_cache(maxsize=64)
+def _chain(sources: int, W: float, o: float, cs2: float, nmax: int) -> NodeChain:
+    return NodeChain(sources, W, o, cs2, nmax)
+
+
+def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
+               station: dict[str, Any] | None = None,
+               tol: float = 1e-7, max_iter: int = 200, nmax: int = 6,
+               tail: float = 1e-4) -> dict[str, Any]:
+    """Symmetric fixed point of the node chain.
+
+    ``delay`` is the part of the away time that does not depend on the
+    requests' residence elsewhere (``2L`` in LoPC); the away time is
+    ``delay + R_q``.  The per-source rate ``gamma`` makes the request arrival
+    rate at the node equal to the thread's own cycle rate (every processor
+    receives, on average, as many requests as its thread sends).  The
+    truncation ``nmax`` doubles until the probability of a full queue is
+    below ``tail``.
+
+    ``station`` (INI model): a dict with ``visits`` (per round trip),
+    ``threads`` (per station), ``sources``, ``servers``, ``S``, ``cs2`` and
+    ``phi`` (see :func:`station_residence`); the away time then also holds
+    ``visits`` residences at such stations, each fed at rate
+    ``threads * visits / R``.
+
+    Returns a dict with ``R`` (cycle), ``R_w`` (computing), ``R_p`` (pending:
+    reply handled, handlers behind it still running), ``R_q``, ``R_y``,
+    ``Q_q``, ``Q_y``, ``converged``, ``iterations``, ``residual`` and the
+    chain ``size``.
+    """
+    Rq = o
+    st = station
+    Ro = st["S"] if st else 0.0
+    R = W + delay + 2.0 * o + (st["visits"] * Ro if st else 0.0)
+    x = np.array([R, Rq, Ro])
+    it_total = 0
+    first = True
+    while True:
+        ch = _chain(int(sources), float(W), float(o), float(cs2), int(min(sources, nmax)))
+        want = 1e-3 if first and ch.nmax < sources else tol
+        prev: tuple[np.ndarray, np.ndarray] | None = None
+        for it in range(1, max_iter + 1):
+            R, Rq, Ro = x
+            X = 1.0 / R
+            gamma = X / max(sources - X * Rq, 1e-12)
+            away = delay + Rq + (st["visits"] * Ro if st else 0.0)
+            pi = ch.stationary(gamma, 1.0 / max(away, 1e-12 * o))
+            Xn = float(pi @ ch.reply_exit)
+            lam_in = gamma * float(pi @ ch.src_left)
+            Qq = float(pi @ ch.nreq)
+            if st:
+                # each source's time away from the station, consistent with the thread's
+                # cycle: sources / Z+Ro = threads * visits / R at the fixed point
+                lam_o = st["threads"] * st["visits"] / R
+                Z = max(st["sources"] / lam_o - Ro, 1e-3 * st["S"])
+                phi = st["phi"]
+                if callable(phi):
+                    phi = phi(min(lam_o * st["S"] / st["servers"], 1.0))
+                Ron, Qo, _ = station_residence(1.0 / Z, st["sources"], st["servers"], st["S"],
+                                               st["cs2"], phi)
+                # the stations cannot carry more than their capacity: R >= threads *
+                # visits * S / servers (the approximate waiting-time scalings could let
+                # the fixed point pass it)
+                floor = (st["threads"] * st["visits"] * st["S"] / st["servers"]
+                         - (R - st["visits"] * Ro)) / st["visits"]
+                Ron = max(Ron, floor)
+            else:
+                Ron, Qo = 0.0, 0.0
+            # the station's residence enters the thread's cycle with a steep gain near
+            # saturation; a geometric mean of old and new keeps the iteration stable
+            fx = np.array([1.0 / Xn, Qq / lam_in, math.sqrt(Ron * Ro) if st else 0.0])
+            g = fx - x
+            res = float(np.max(np.abs(g) / np.maximum(x, 1e-300)))
+            if res < want:
+                break
+            # Anderson mixing (depth 1) on the residual g = f(x) - x, damped
+            xn = x + (1.0 - DAMP) * g
+            if prev is not None:
+                dg, dx = g - prev[1], x - prev[0]
+                den = float(dg @ dg)
+                if den > 0:
+                    th = float(g @ dg) / den
+                    cand = xn - th * (dx + (1.0 - DAMP) * dg)
+                    if np.all(cand > 0):
+                        xn = cand
+            prev = (x, g)
+            x = xn
+        it_total += it
+        top = float(pi[ch.top].sum())
+        if ch.nmax >= sources or nmax >= NMAX_CAP or (top <= tail and want == tol):
+            break
+        if top > tail:
+            # geometric tail: the queue-length probabilities fall by `ratio` per request
+            below = float(pi[ch.nreq == ch.nmax - 1].sum())
+            ratio = min(max(top / below, 0.05), 0.995) if below > 0 else 0.5
+            nmax = int(min(NMAX_CAP, max(nmax + 4, math.ceil(nmax + math.log(tail / top)
+                                                             / math.log(ratio)) + 2)))
+        first = False
+    R = 1.0 / Xn
+    return {"R": R, "R_w": float(pi[ch.is_C].sum()) * R, "R_p": float(pi[ch.is_P].sum()) * R,
+            "R_q": Qq / lam_in, "R_y": float(pi[ch.is_Y].sum()) * R, "Q_q": Qq,
+            "Q_y": float(pi[ch.is_Y].sum()), "R_o": Ron, "Q_o": Qo,
+            "converged": res < tol, "iterations": it_total,
+            "residual": res, "size": ch.size, "truncation": top}
+
+
+def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
+               latency_stages: int = 4) -> dict[str, Any]:
+    """The whole machine of ``P`` processors as one Markov chain (small ``P`` only).
+
+    Every thread's state (computing, pending, request in the network with its
+    destination, request queued, reply in the network, reply queued), every
+    processor's FCFS handler queue in order and the phase of the handler in
+    service.  The latency ``L`` is Erlang with ``latency_stages`` stages
+    (the simulator's latency is constant), the handler service phase-type
+    as in :func:`handler_ph`.  States are enumerated from an initial state
+    by breadth-first search.  Used for ``P`` where the node chain's
+    finite-source view of the other threads is poor (``P <= FULL_MAX_P``).
+    """
+    alpha, T = handler_ph(o, cs2)
+    ph = len(alpha)
+    ext = -T.sum(axis=1)
+    m = latency_stages if L > 0 else 0
+    lrate = m / L if L > 0 else 0.0
+    wr = 1.0 / max(W, 1e-9 * o)
+    # state: (threads, queues, phases); thread: ("C",) ("P",) ("N1", d, k) ("Q", d)
+    # ("N2", k) ("Y",); queue entries: thread index t (a request of t) or -1 (own reply)
+    start = (tuple(("C",) for _ in range(P)), tuple(() for _ in range(P)), tuple(-1 for _ in range(P)))
+    index = {start: 0}
+    order = [start]
+    rows: list[int] = []
+    cols: list[int] = []
+    rates: list[float] = []
+
+    def arrive(th: list, qs: list, phs: list, node: int, entry: int) -> list[tuple[float, Any]]:
+        """Append ``entry`` at ``node``; the new head starts by ``alpha`` if the queue was empty."""
+        was_empty = len(qs[node]) == 0
+        qs[node] = qs[node] + (entry,)
+        if not was_empty:
+            return [(1.0, (tuple(th), tuple(qs), tuple(phs)))]
+        out = []
+        for j in range(ph):
+            if alpha[j] > 0:
+                p2 = list(phs)
+                p2[node] = j
+                out.append((float(alpha[j]), (tuple(th), tuple(qs), tuple(p2))))
+        return out
+
+    def send(th: list, qs: list, phs: list, t: int, d: int) -> list[tuple[float, Any]]:
+        if m:
+            th[t] = ("N1", d, 0)
+            return [(1.0, (tuple(th), tuple(qs), tuple(phs)))]
+        th[t] = ("Q", d)
+        return arrive(th, qs, phs, d, t)
+
+    def reply(th: list, qs: list, phs: list, t: int) -> list[tuple[float, Any]]:
+        if m:
+            th[t] = ("N2", 0)
+            return [(1.0, (tuple(th), tuple(qs), tuple(phs)))]
+        th[t] = ("Y",)
+        return arrive(th, qs, phs, t, -1)
+
+    k = 0
+    while k < len(order):
+        s = order[k]
+        threads, queues, phases = s
+        moves: list[tuple[float, Any]] = []
+        for t, st in enumerate(threads):
+            kind = st[0]
+            if kind == "C" and not queues[t]:
+                for d in range(P):
+                    if d != t:
+                        for pr, ns in send(list(threads), list(queues), list(phases), t, d):
+                            moves.append((wr / (P - 1) * pr, ns))
+            elif kind == "N1":
+                th = list(threads)
+                if st[2] + 1 < m:
+                    th[t] = ("N1", st[1], st[2] + 1)
+                    moves.append((lrate, (tuple(th), queues, phases)))
+                else:
+                    th[t] = ("Q", st[1])
+                    for pr, ns in arrive(th, list(queues), list(phases), st[1], t):
+                        moves.append((lrate * pr, ns))
+            elif kind == "N2":
+                th = list(threads)
+                if st[1] + 1 < m:
+                    th[t] = ("N2", st[1] + 1)
+                    moves.append((lrate, (tuple(th), queues, phases)))
+                else:
+                    th[t] = ("Y",)
+                    for pr, ns in arrive(th, list(queues), list(phases), t, -1):
+                        moves.append((lrate * pr, ns))
+        for node in range(P):
+            q = queues[node]
+            if not q:
+                continue
+            j = phases[node]
+            for jj in range(ph):
+                if jj != j and T[j, jj] > 0:
+                    p2 = list(phases)
+                    p2[node] = jj
+                    moves.append((float(T[j, jj]), (threads, queues, tuple(p2))))
+            # completion of the head handler
+            head, rest = q[0], q[1:]
+            th = list(threads)
+            qs = list(queues)
+            qs[node] = rest
+            if head == -1:
+                th[node] = ("P",) if rest else ("C",)
+                outs = [(1.0, (th, qs, list(phases)))]
+            else:
+                outs = []
+                for pr, ns in reply(th, qs, list(phases), head):
+                    outs.append((pr, (list(ns[0]), list(ns[1]), list(ns[2]))))
+            for pr, (th2, qs2, ph2) in outs:
+                if not qs2[node] and th2[node][0] == "P":
+                    th2[node] = ("C",)
+                if qs2[node]:
+                    for jj in range(ph):
+                        if alpha[jj] > 0:
+                            p2 = list(ph2)
+                            p2[node] = jj
+                            moves.append((float(ext[j]) * pr * float(alpha[jj]),
+                                          (tuple(th2), tuple(qs2), tuple(p2))))
+                else:
+                    p2 = list(ph2)
+                    p2[node] = -1
+                    moves.append((float(ext[j]) * pr, (tuple(th2), tuple(qs2), tuple(p2))))
+        for rate, ns in moves:
+            if rate <= 0:
+                continue
+            if ns not in index:
+                index[ns] = len(order)
+                order.append(ns)
+            rows.append(k)
+            cols.append(index[ns])
+            rates.append(rate)
+        k += 1
+    n = len(order)
+    pi = _stationary(np.array(rows), np.array(cols), np.array(rates, dtype=float), n)
+    frac = {key: 0.0 for key in ("C", "P", "N1", "Q", "N2", "Y")}
+    nreq = 0.0
+    Xrep = 0.0
+    for i, (threads, queues, phases) in enumerate(order):
+        w = pi[i]
+        for st in threads:
+            frac[st[0]] += w
+        for node, q in enumerate(queues):
+            nreq += w * sum(1 for e in q if e != -1)
+            if q and q[0] == -1:
+                Xrep += w * float(ext[phases[node]])
+    X = Xrep / P
+    R = 1.0 / X
+    f = {key: v / P for key, v in frac.items()}
+    return {"R": R, "R_w": f["C"] * R, "R_p": f["P"] * R, "R_q": f["Q"] * R, "R_y": f["Y"] * R,
+            "Q_q": nreq / P, "Q_y": f["Y"], "converged": True, "iterations": 1,
+            "residual": 0.0, "size": n, "truncation": 0.0}
