@@ -158,7 +158,7 @@ def test_lopc_2x3x4_grid_has_24_rows_and_a_column_per_input_and_output(results):
 def test_single_point_is_one_row():
     r = lopc.solve(P=16, W=1000, o=100, L=50)
     f = pd.DataFrame(r.to_dict())
-    assert len(f) == 1 and f["P"].iloc[0] == 16 and f["method"].iloc[0] == "lopc"
+    assert len(f) == 1 and f["P"].iloc[0] == 16 and f["method"].iloc[0] == r.method
 
 
 def test_policy_comparison_frame_carries_all_three_policies(results):
