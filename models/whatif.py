@@ -33,7 +33,7 @@ def _lopc_table(P: int, o: float, L: float, W: Any) -> Table:
     from models import lopc
 
     W = np.asarray(W, dtype=float)
-    r = lopc.solve(lopc.LoPCParams(P=P, W=W, o=o, L=L))
+    r = lopc.solve(lopc.LoPCParams(P=P, W=W, o=o, L=L), method="lopc")
     free = np.asarray(r.contention_free)
     return Table.from_columns(
         {"W": W, "no-contention R": free, "R": r.R, "contention": r.contention,
@@ -47,7 +47,7 @@ def _ini_table(N: Any) -> Table:
     from models import ini
 
     N = np.asarray(N, dtype=float)
-    r = ini.solve(ini.INIParams(N=N, **ini.FIGURE_6_3))
+    r = ini.solve(ini.INIParams(N=N, **ini.FIGURE_6_3), method="thesis")
     return Table.from_columns(
         {"N": N.astype(int), "R": r.R, "contention": r.contention, "Q_o": r.Q_o,
          "U_o": r.U_o, "bottleneck": np.broadcast_to(np.asarray(r.bottleneck, dtype=object),
