@@ -245,7 +245,8 @@ def param(*, symbol: str, meaning: str, unit: str, kind: str = "real",
             raise ValueError(f"valid must be (lo, hi) with lo <= hi; got {valid!r}")
     spec = Param(symbol=symbol, meaning=meaning, unit=unit, kind=kind, low=low, high=high,
                  low_open=low_open, high_open=high_open, allow_inf=allow_inf, optional=optional,
-                 choices=tuple(choices), valid=None if valid is None else tuple(valid),
+                 choices=tuple(choices),
+                 valid=None if valid is None else (float(valid[0]), float(valid[1])),
                  scale=scale, default=default, typical=typical, integral=integral, cli=cli,
                  aliases=tuple(aliases),
                  note=note)
@@ -299,7 +300,7 @@ def validate_fields(obj: Any, *, skip: Iterable[str] = (), store: bool = False) 
     """
     out: dict[str, Any] = {}
     skipped = set(skip)
-    for name, spec in _declarations(type(obj)):
+    for name, spec in _declarations(type(obj)):  # type: ignore[arg-type]
         if name in skipped:
             continue
         value = getattr(obj, name)

@@ -207,7 +207,24 @@ def invalid_values(spec):
     return st.one_of(*bad)
 
 
-__all__ += ["PARAMETER_CLASSES", "parameter_class", "valid_values", "invalid_values"]
+@st.composite
+def parameter_objects(draw, cls, *, fixed=None):
+    """A parameter object of ``cls`` with every field that has a validity range drawn in it.
+
+    Other fields keep their defaults (or take ``fixed``).
+    """
+    from mva.params import declarations
+
+    kw = dict(fixed or {})
+    for name, spec in declarations(cls).items():
+        if name in kw or spec.valid is None:
+            continue
+        kw[name] = draw(valid_values(spec))
+    return cls(**kw)
+
+
+__all__ += ["PARAMETER_CLASSES", "parameter_class", "valid_values", "invalid_values",
+            "parameter_objects"]
 
 # --------------------------------------------------------------------------
 # validation

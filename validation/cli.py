@@ -102,6 +102,7 @@ def _points(args: argparse.Namespace) -> list[tuple[dict[str, Any], Any, dict[st
     """(shown parameters, target, simulate keywords) for every grid point."""
     from mva.table import grid_points
 
+    make: Any
     if args.machine == "lopc":
         from models.lopc import LoPCParams
         grid = {k: getattr(args, k) for k in ("P", "W", "o", "L", "cs2")}
@@ -142,8 +143,8 @@ def _run(args: argparse.Namespace) -> str:
         from .sim.machine import Machine, NodeSpec
         node = NodeSpec(compute=args.procs, protocol=args.protocol,
                         dispatch="pdq" if args.pdq else "fifo")
-        points = [({}, Machine.homogeneous(args.nodes, node, latency=args.L,
-                                           name="trace machine"), {})]
+        machine = Machine.homogeneous(args.nodes, node, latency=args.L, name="trace machine")
+        points: list[tuple[dict[str, Any], Any, dict[str, Any]]] = [({}, machine, {})]
     else:
         points = _points(args)
     out = []

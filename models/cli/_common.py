@@ -109,24 +109,57 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         help="table format (default: md)")
     parser.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],
                         default=None, help="comma-separated result columns to show, or 'all' "
-                                           f"(default: the first columns that fit {WIDTH} "
-                                           "characters)")
+                                           "(default: all, in groups that fit "
+                                           f"{WIDTH} characters)")
     parser.add_argument("--wide", action="store_true",
-                        help=f"show every column even when wider than {WIDTH} characters "
-                             "(same as --columns all)")
+                        help=f"print wide tables whole, even beyond {WIDTH} characters "
+                             "(same as --columns all; default: split into column groups)")
     if parser.epilog is None:
         parser.epilog = GLOSSARY_EPILOG
 
 
-def _fit(t: Table, fmt: str, width: int) -> tuple[Table, list[str]]:
-    """Keep the leading columns of ``t`` whose rendering fits ``width``; return the dropped."""
+def _width(t: Table, fmt: str) -> int:
+    return max((len(line) for line in t.render(fmt).splitlines()), default=0)
+
+
+def _key_columns(t: Table) -> list[str]:
+    """The shortest prefix of columns (at most 3) that tells the rows apart."""
     cols = list(t.columns)
-    for k in range(len(cols), 0, -1):
-        sub = t if k == len(cols) else t.select(cols[:k])
-        if max((len(line) for line in sub.render(fmt).splitlines()), default=0) <= width \
-                or k == 1:
-            return sub, cols[k:]
-    return t, []  # pragma: no cover - k == 1 returns above
+    n = len(np.asarray(t.data[cols[0]])) if cols else 0
+    for k in range(1, min(3, len(cols)) + 1):
+        keys = set(zip(*(np.asarray(t.data[c]).tolist() for c in cols[:k])))
+        if len(keys) == n:
+            return cols[:k]
+    return cols[:1]
+
+
+def _split(t: Table, fmt: str, width: int) -> list[Table]:
+    """``t`` as one table, or as column groups that fit ``width``, each repeating the key.
+
+    The first group keeps the title; the others are titled "... (continued)".
+    """
+    from dataclasses import replace
+
+    if _width(t, fmt) <= width or len(t.columns) <= 1:
+        return [t]
+    key = _key_columns(t)
+    rest = [c for c in t.columns if c not in key]
+    groups: list[list[str]] = []
+    current: list[str] = []
+    for c in rest:
+        if current and _width(t.select(key + current + [c]), fmt) > width:
+            groups.append(current)
+            current = []
+        current.append(c)
+    if current:
+        groups.append(current)
+    out = []
+    for i, g in enumerate(groups):
+        sub = t.select(key + g)
+        if i:
+            sub = replace(sub, title=f"{t.title} (continued)" if t.title else "(continued)")
+        out.append(sub)
+    return out
 
 
 def emit(tables: Table | list[Table], args: argparse.Namespace) -> str:
@@ -147,10 +180,9 @@ def emit(tables: Table | list[Table], args: argparse.Namespace) -> str:
         wide = True
     else:
         wide = bool(getattr(args, "wide", False))
+    if not wanted and not wide and args.format in ("md", "rst"):
+        tables = [part for t in tables for part in _split(t, args.format, WIDTH)]
     for t in tables:
-        dropped: list[str] = []
-        if not wanted and not wide and args.format in ("md", "rst"):
-            t, dropped = _fit(t, args.format, WIDTH)
         if wanted:
             unknown = [c for c in wanted if not any(c in tt.columns for tt in tables)]
             if unknown:
@@ -162,12 +194,6 @@ def emit(tables: Table | list[Table], args: argparse.Namespace) -> str:
             text = f"### {t.title}\n\n{text}"
         elif t.title and args.format == "rst":
             text = f"{t.title}\n{'-' * len(t.title)}\n\n{text}"
-        if dropped:
-            import textwrap
-
-            note = (f"({len(dropped)} more column{'s' if len(dropped) > 1 else ''}, shown by "
-                    f"--wide: {', '.join(dropped)})")
-            text += "\n\n" + "\n".join(textwrap.wrap(note, WIDTH))
         parts.append(text)
     return "\n\n".join(parts)
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 import models
 from mva.params import declarations, design
 from mva.results import ResultMixin
-from tests.strategies import PARAMETER_CLASSES, invalid_values, parameter_class, valid_values
+from tests.strategies import (PARAMETER_CLASSES, invalid_values, parameter_class,
+                              parameter_objects, valid_values)
 
 #: public dataclasses that are rows of a paper's table, not parameters
 DATA_ROWS = {"models.mechanisms:Machine", "models.mechanisms:MissPenalty"}
@@ -143,3 +144,18 @@ def test_valid_values_are_accepted(spec, name, data):
     out = p.check(value)
     if p.kind in ("real", "int"):
         assert np.all(np.asarray(out) == value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(prm=parameter_objects(parameter_class("models.lopc:LoPCParams")))
+def test_lopc_over_its_declared_domain_satisfies_the_invariants(prm):
+    """Random points of the validity domain: R at least the contention-free round trip,
+    utilizations in [0, 1], Little's law for the handler queues."""
+    from models.lopc import solve
+    r = solve(prm, method="lopc")
+    assert r.R >= prm.contention_free * (1 - 1e-9)
+    assert 0.0 <= r.U_q <= 1.0 and 0.0 <= r.U_y <= 1.0
+    assert r.round_trip == pytest.approx(r.R - r.R_w)
+    assert r.cycle_time == r.R
+    # Little's law at a processor: requests queued there = arrival rate x residence
+    assert r.Q_q == pytest.approx(r.lam * r.R_q, rel=1e-6, abs=1e-12)
