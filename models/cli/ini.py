@@ -20,9 +20,10 @@ def register(subparsers: Any) -> None:
                     "of the given values (comma lists or start:stop[:step] ranges). Defaults: "
                     "the thesis's Figure 6-3 workload.")
     add_shared_params(p, "ini")
-    p.add_argument("--method", choices=METHODS, default="thesis",
-                   help="solution method: thesis (the thesis's equations) or a queueing-network "
-                        "method (default: thesis)")
+    p.add_argument("--method", choices=METHODS, default="auto",
+                   help="solution method: auto (the most accurate method that answers the point: "
+                        "node), node (PE and INI Markov chains), thesis (the thesis's equations), "
+                        "exact, linearizer, schweitzer (queueing network) (default: auto)")
     deprecated_alias(p, "--S", "--N (S = N K)", "S", type=int_list)
     add_common(p)
     p.set_defaults(func=_cli_run)

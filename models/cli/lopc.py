@@ -21,9 +21,11 @@ def register(subparsers: Any) -> None:
         description="Round trip and contention cost of the LoPC all-to-all model over a grid "
                     "of the given values (comma lists or start:stop[:step] ranges).")
     add_shared_params(p, "lopc")
-    p.add_argument("--method", choices=METHODS, default="lopc",
-                   help="solution method: lopc (published equations), mva, exact, linearizer, "
-                        "schweitzer (queueing network) (default: lopc)")
+    p.add_argument("--method", choices=METHODS, default="auto",
+                   help="solution method: auto (the most accurate method that answers the point: "
+                        "node), node (node-level Markov chain), lopc (published equations), "
+                        "mva/exact (exact MVA by symmetry), linearizer, schweitzer "
+                        "(default: auto)")
     p.add_argument("--client-server", dest="client_server", action="store_true",
                    help="also print the best client/server split")
     add_common(p)
