@@ -15,11 +15,12 @@ fixed order (see :func:`thread_columns`).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import random
 from dataclasses import dataclass
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 from mva._validate import check_choice, check_integer, check_nonnegative, check_probability
 
@@ -205,12 +206,61 @@ def key_name(code: int) -> str | None:
     return {KEY_NONE: None, KEY_NOSYNC: NOSYNC, KEY_SEQUENTIAL: SEQUENTIAL}[code]
 
 
-def _pick(u: Any, n: int, cum: Any) -> Any:
-    """Indices ``0 .. n-1`` from uniforms ``u``: uniform (``cum`` None) or by cumulative weights."""
-    import numpy as np
+def _chooser(rnd: Callable[[], float], items: tuple[Any, ...],
+             cum: tuple[float, ...] | None) -> Callable[[], Any]:
+    n = len(items)
+    if n == 1:
+        only = items[0]
+        return lambda: only
     if cum is None:
-        return (u * n).astype(np.int64)
-    return np.minimum(np.searchsorted(cum, u, side="right"), n - 1)
+        return lambda: items[int(rnd() * n)]
+    bis = bisect.bisect_right
+    last = n - 1
+    return lambda: items[min(bis(cum, rnd()), last)]
+
+
+def _key_sampler(w: Workload, rnd: Callable[[], float]) -> Callable[[], int] | None:
+    """Per request: one uniform for the class, then (for a named key) one for the key; a key code."""
+    if w.keys is None and w.p_sequential == 0.0 and w.p_nosync == 0.0:
+        return None
+    codes = tuple(range(w.keys or 0))
+    cum = None
+    if codes and w.key_zipf > 0:
+        acc = list(itertools.accumulate(1.0 / (i + 1) ** w.key_zipf for i in range(len(codes))))
+        cum = tuple(x / acc[-1] for x in acc)
+    pick = _chooser(rnd, codes, cum) if codes else (lambda: KEY_NONE)
+    ps, pn = w.p_sequential, w.p_nosync
+
+    def key() -> int:
+        u = rnd()
+        if u < ps:
+            return KEY_SEQUENTIAL
+        if u < ps + pn:
+            return KEY_NOSYNC
+        return pick()
+    return key
+
+
+def _python_uniforms(rng: random.Random) -> Callable[[int], Any]:
+    """``f(n)``: the next ``n`` values of ``rng.random()`` as an array, drawn by NumPy.
+
+    NumPy's MT19937 takes over ``rng``'s state (the same generator), and each
+    double is built from two 32-bit outputs exactly as CPython does:
+    ``((a >> 5) * 2**26 + (b >> 6)) / 2**53``.  ``rng`` itself must not be
+    used afterwards.
+    """
+    import numpy as np
+    state = rng.getstate()[1]
+    bg = np.random.MT19937()
+    bg.state = {"bit_generator": "MT19937",
+                "state": {"key": np.array(state[:-1], dtype=np.uint32), "pos": state[-1]}}
+
+    def draw(n: int) -> Any:
+        raw = bg.random_raw(2 * n)
+        a = (raw[0::2] >> 5).astype(np.float64)
+        b = (raw[1::2] >> 6).astype(np.float64)
+        return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
+    return draw
 
 
 def thread_columns(workload: Workload, machine: Machine, thread: int, rng: random.Random,
@@ -224,9 +274,13 @@ def thread_columns(workload: Workload, machine: Machine, thread: int, rng: rando
     -----
     Stream layout: the burst, size, request-cost and reply-cost
     distributions each draw from their own NumPy generator, seeded in that
-    order from ``rng`` (see :meth:`Dist.arrays`; a constant seeds none); a
-    last generator seeded from ``rng`` draws, per block, the destinations'
-    uniforms and then (with keys) the key class and key uniforms.
+    order from ``rng`` (see :meth:`Dist.arrays`; a constant seeds none);
+    ``rng`` itself then draws, request by request, the destination (one
+    uniform, none when there is a single candidate) and then the key (one
+    uniform for sequential / nosync / named, and one more to pick a named
+    key among several).  Without keys the destinations' uniforms are drawn
+    by NumPy from ``rng``'s own state (:func:`_python_uniforms`), giving the
+    very values ``rng.random()`` would.
 
     Examples
     --------
@@ -241,33 +295,35 @@ def thread_columns(workload: Workload, machine: Machine, thread: int, rng: rando
     node = machine.thread_nodes[thread]
     burst = workload.burst.arrays(rng, chunk=_CHUNK)
     dests, cum = workload.destinations(machine, node)
-    dest_arr = np.asarray(dests, dtype=np.int64)
-    cum_arr = None if cum is None else np.asarray(cum)
     size_d = workload.size
     size_c = int(size_d.mean) if size_d.family == "deterministic" else None
     size = size_d.arrays(rng, chunk=_CHUNK)
     req = workload.request_cost.arrays(rng, chunk=_CHUNK)
     reply = workload.reply_cost.arrays(rng, chunk=_CHUNK) if workload.reply_cost is not None else None
-    g = np.random.default_rng(rng.getrandbits(64))
-    keyed = not (workload.keys is None and workload.p_sequential == 0.0 and workload.p_nosync == 0.0)
-    n_keys = workload.keys or 0
-    key_cum = None
-    if n_keys and workload.key_zipf > 0:
-        acc = np.cumsum(1.0 / np.arange(1, n_keys + 1) ** workload.key_zipf)
-        key_cum = acc / acc[-1]
-    ps, pn = workload.p_sequential, workload.p_nosync
+    key = _key_sampler(workload, rng.random)
+    n_d = len(dests)
+    if key is None and n_d > 1:
+        uniforms = _python_uniforms(rng)
+        dest_arr = np.asarray(dests, dtype=np.int64)
+        cum_arr = None if cum is None else np.asarray(cum)
+    else:
+        dest = _chooser(rng.random, dests, cum)
     left = None if requests is None else int(requests)
     while left is None or left > 0:
         n = _CHUNK if left is None else min(_CHUNK, left)
         if left is not None:
             left -= n
-        u = g.random(_CHUNK)
-        ds = dest_arr[_pick(u, len(dests), cum_arr)] if len(dests) > 1 else np.full(_CHUNK, dests[0])
         ks = None
-        if keyed:
-            uc, uk = g.random(_CHUNK), g.random(_CHUNK)
-            pick = _pick(uk, n_keys, key_cum) if n_keys else np.full(_CHUNK, KEY_NONE)
-            ks = np.where(uc < ps, KEY_SEQUENTIAL, np.where(uc < ps + pn, KEY_NOSYNC, pick))
+        if key is not None:        # per request: destination, then key
+            pairs = [(dest(), key()) for _ in range(n)]
+            ds = np.array([d for d, _ in pairs], dtype=np.int64)
+            ks = np.array([k for _, k in pairs], dtype=np.int64)
+        elif n_d == 1:
+            ds = np.full(n, dests[0], dtype=np.int64)
+        elif cum_arr is None:
+            ds = dest_arr[(uniforms(n) * n_d).astype(np.int64)]
+        else:
+            ds = dest_arr[np.minimum(np.searchsorted(cum_arr, uniforms(n), side="right"), n_d - 1)]
         ss = np.full(_CHUNK, size_c, dtype=np.int64) if size_c is not None else \
             np.round(size()).astype(np.int64)
         c = Columns(burst=burst(), dest=ds, size=ss, req=req(), reply=reply() if reply else None,

@@ -172,6 +172,9 @@ class Dist:
     def arrays(self, rng: random.Random, *, chunk: int = 256) -> Callable[[], Any]:
         """Like :meth:`blocks`, but each block is a NumPy array (the compiled simulator's form).
 
+        The values do not depend on ``chunk`` when it is a multiple of 256
+        (the hyperexponential draws its two variates in blocks of 256).
+
         Examples
         --------
         >>> import random
@@ -208,9 +211,16 @@ class Dist:
             m1 = m / (2.0 * p1)
             m2 = m / (2.0 * (1.0 - p1))
 
+            sub = min(n, 256)       # drawn 256 at a time whatever the chunk (same stream)
+
+            def part(k: int) -> Any:
+                e = g.standard_exponential(k)
+                return e * np.where(g.random(k) < p1, m1, m2)
+
             def block() -> Any:
-                e = g.standard_exponential(n)
-                return e * np.where(g.random(n) < p1, m1, m2)
+                if n <= sub:
+                    return part(n)
+                return np.concatenate([part(min(sub, n - i)) for i in range(0, n, sub)])
         return block
 
     def describe(self) -> str:
