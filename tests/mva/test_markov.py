@@ -303,8 +303,8 @@ def _two_queues(K1: int, K2: int, r1: float, r2: float):
 
 
 def test_gmres_and_direct_on_a_grid():
-    space, exact = _two_queues(120, 90, 0.8, 0.95)
-    assert space.n == 121 * 91
+    space, exact = _two_queues(70, 40, 0.8, 0.95)
+    assert space.n == 71 * 41
     d = space.solve(method="direct")
     g = space.solve(method="gmres", tol=1e-13)
     assert d.converged and g.converged and g.iterations >= 1
