@@ -775,12 +775,21 @@ def _engine(method: str) -> Any:
 def _solve_network_point(W: float, o: float, l_: float, O: float, L: float, ch: float,
                          cO: float, S: int, K: int, clusters: int, dispatch: str, method: str,
                          opts: Mapping[str, Any]) -> dict[str, Any]:
-    net, info = _ini_network(W, o, l_, O, L, ch, cO, S, K, clusters, dispatch)
-    T, n_ini = info["T"], info["n_ini"]
+    T = clusters * S
     if method == "exact" and T > EXACT_MAX_CHAINS:
         raise ValueError(f"method='exact' builds one chain per PE thread (clusters * S = {T}) "
                          f"and needs 2**{T} population vectors; allowed clusters * S <= "
-                         f"{EXACT_MAX_CHAINS}; use method='linearizer' or 'schweitzer'")
+                         f"{EXACT_MAX_CHAINS}; use method='auto' (any size), 'linearizer' or "
+                         f"'schweitzer'")
+    from mva._cost import check_network
+
+    n_st = T + (clusters if dispatch == "shared" else clusters * K)
+    # one chain per PE thread, four classes each: refuse before allocating the arrays
+    check_network(f"ini at clusters * S = {T} PE threads", method, 4 * T, n_st, T,
+                  instead="method='auto' (node-level chains, whose size does not grow with "
+                          "the machine) or method='thesis'")
+    net, info = _ini_network(W, o, l_, O, L, ch, cO, S, K, clusters, dispatch)
+    T, n_ini = info["T"], info["n_ini"]
     res = _engine(method)(net, **opts)
     X = np.asarray(res.chain_throughput, dtype=float)
     lam = float(np.mean(X))

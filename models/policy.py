@@ -460,7 +460,7 @@ class PolicyComparison(ResultMixin):
 
     def table(self, columns: Any = None) -> Any:
         """The comparison at a glance: the inputs that vary, each policy's throughput
-        (requests per 1000 cycles) and execution time, the ratios and ``saturated``
+        (requests per cycle per node, as everywhere), the ratios and ``saturated``
         (plus any expected-error columns the results carry).  ``columns`` selects
         from :meth:`to_frame`'s columns instead.
 
@@ -480,7 +480,7 @@ class PolicyComparison(ResultMixin):
         varying = [k for k in self.inputs if k in cols and np.unique(cols[k]).size > 1]
         data: dict[str, Any] = {k: cols[k] for k in varying}
         for pol in ("fixed", "floating", "single"):
-            data[f"X_{pol}"] = cols[f"{pol}.throughput"] * 1e3
+            data[f"X_{pol}"] = cols[f"{pol}.throughput"]
         data["floating/fixed"] = cols["floating_over_fixed"]
         data["single/fixed"] = cols["single_over_fixed"]
         data["single/floating"] = cols["single_over_floating"]
@@ -488,7 +488,7 @@ class PolicyComparison(ResultMixin):
         data.update({k: v for k, v in cols.items() if k.endswith("expected_error")})
         fmts = {k: ".4g" for k in data if k not in varying and k != "saturated"}
         return Table(columns=tuple(data), data=data, formats=fmts,
-                     title="Fixed, Floating and Single (X in requests per 1000 cycles)")
+                     title="Fixed, Floating and Single (X in requests per cycle per node)")
 
 
 # ---------------------------------------------------------------------------
@@ -583,7 +583,7 @@ def _policy_formulas(a: Mapping[str, np.ndarray], policy: str, *, damping: float
                 execution_time=a["iterations"] / d["X"],
                 execution_time_s=a["iterations"] / d["X"] / a["clock_hz"],
                 saturated=d["U"] >= SATURATION_THRESHOLD, converged=np.asarray(fp.converged),
-                method=fp.method, iterations=fp.iterations, residual=fp.residual)
+                method=f"fixed-point ({fp.method})", iterations=fp.iterations, residual=fp.residual)
 
 
 #: solution methods of :func:`solve` (``"auto"``: exact MVA when the lattice is small)
@@ -712,6 +712,16 @@ def _network_point(v: Mapping[str, float], policy: str, method: str, tol: float,
     return dict(R=R, X=n / R, R_w=R_w, R_q=R_q, R_y=R_y, R_r=R_r, U=min(n / R * D, 1.0), D=D,
                 P_all=P_all, P_int=P_int, conv=bool(r.converged) and ok,
                 it=max(it, int(r.iterations)), res=float(r.residual))
+
+
+def _network_fits(a: Mapping[str, np.ndarray]) -> bool:
+    """Whether the largest node count's closed network fits :func:`mva._cost.memory_limit`."""
+    from mva._cost import memory_limit, network_bytes
+
+    if not a["nodes"].size:
+        return True
+    n = int(np.max(a["nodes"]))
+    return network_bytes("schweitzer", 3 * n, n, n) <= memory_limit()
 
 
 def _network_formulas(a: Mapping[str, np.ndarray], policy: str, *, method: str, tol: float,
@@ -852,6 +862,8 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         raise ValueError(f"p must be >= 2 for policy 'fixed' (one dedicated protocol processor "
                          f"plus at least one compute processor); got p={params.p!r}")
     a = _arrays(params, policy)
+    if method == "auto" and not _network_fits(a):
+        method = "fixed-point"       # the per-node network would not fit in memory
     if method == "fixed-point":
         out = _policy_formulas(a, policy, **opts)
     else:

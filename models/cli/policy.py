@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from models.policy import (
+    METHODS,
     POLICIES,
     PRESETS,
     PolicyParams,
@@ -32,6 +33,11 @@ def register(subparsers: Any) -> None:
     ps.add_argument("--policy", choices=("compare",) + POLICIES, default="compare",
                     help="one policy, or 'compare' for all three and their ratios "
                          "(default: compare)")
+    ps.add_argument("--method", choices=METHODS, default="auto",
+                    help="solution method: auto (closed-network MVA per node, the fixed point "
+                         "for very large machines), exact, linearizer, schweitzer, fixed-point "
+                         "(the fast mean-value fixed point for grids of 10^5 points and more) "
+                         "(default: auto)")
     add_shared_params(ps, "policy")
     add_common(ps)
     ps.set_defaults(func=_cli_run)
@@ -67,16 +73,17 @@ def _cli_run(args: Any) -> str:
     prm = PolicyParams(**kw)
     cols: dict[str, Any] = {k: pts[k] for k in shown}
     if args.policy == "compare":
-        c = compare(prm)
+        c = compare(prm, method=args.method)
         cols.update({
             "X_fixed": c.fixed.throughput, "X_floating": c.floating.throughput,
             "X_single": c.single.throughput,
             "U_pp_fixed": c.fixed.pp_utilization, "U_pp_floating": c.floating.pp_utilization,
             "P_int_floating": c.floating.interrupt_probability,
-            "floating/fixed": c.floating_over_fixed, "single/fixed": c.single_over_fixed})
+            "floating/fixed": c.floating_over_fixed, "single/fixed": c.single_over_fixed,
+            "saturated": c.saturated})
         title = f"Floating and Single against Fixed ({args.preset}); X in requests per cycle per node"
     else:
-        r = solve(prm, args.policy)
+        r = solve(prm, args.policy, method=args.method)
         cols.update({"cycle_time": r.cycle_time, "throughput": r.throughput,
                      "U_pp": r.pp_utilization, "P_int": r.interrupt_probability,
                      "exec_time_ms": np.atleast_1d(r.execution_time_s) * 1e3,

@@ -266,7 +266,7 @@ def test_cli_ini_markdown():
     rows = [line for line in out.splitlines() if line.startswith("|") and "---" not in line]
     assert len(rows) == 5 and "Q_o" in rows[0]
     q = [float(line.split("|")[4]) for line in rows[1:]]
-    ref = solve(N=np.array([1.0, 2, 4, 8]), **FIGURE_6_3, method="thesis").Q_o
+    ref = solve(N=np.array([1.0, 2, 4, 8]), **FIGURE_6_3).Q_o           # the CLI and the API share the default (auto)
     np.testing.assert_allclose(q, ref, atol=1e-4)
 
 
@@ -421,3 +421,11 @@ def test_node_method_invariants(dispatch, N, K, clusters, W, o, O, l_, L, co, cO
 def test_node_method_variability_orders_round_trip():
     vals = [solve(N=4, cs2_O=c, method="node", **FIGURE_6_3).R for c in (0.0, 1.0, 4.0, 10.0)]
     assert all(a < b for a, b in zip(vals, vals[1:]))
+
+
+def test_huge_network_method_refused_before_allocating():
+    # issue 20: `ini --N 1000 --method linearizer` died allocating 239 GiB
+    from mva.errors import CostError
+
+    with pytest.raises(CostError, match=r"PE threads .* needs about .* use method='auto'"):
+        ini.solve(ini.INIParams(N=1000, W=41789, o=742, O=2336, l=0, L=0), method="linearizer")

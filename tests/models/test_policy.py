@@ -439,7 +439,8 @@ def test_equations_match_numeric_implementation(pol, p, U):
 
 
 def test_huge_machine_refused_before_allocating_with_estimate_and_advice():
-    # issue 20: `policy --nodes 100000` died with a raw out-of-memory traceback (224 GiB array)
+    # issue 20: `policy --nodes 100000` died with a raw out-of-memory traceback (224 GiB array);
+    # an explicit network method is refused before allocating (auto takes the fixed point)
     import tracemalloc
 
     from mva.errors import CostError
@@ -449,10 +450,16 @@ def test_huge_machine_refused_before_allocating_with_estimate_and_advice():
         with pytest.raises(CostError, match=r"nodes=100000 \(method 'schweitzer', 300000 classes "
                                             r"x 100000 stations\) needs about 1.75 TiB.*use "
                                             r"method='fixed-point'"):
-            solve(PolicyParams(p=2, nodes=100000, C=1000), "floating")
+            solve(PolicyParams(p=2, nodes=100000, C=1000), "floating", method="schweitzer")
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert peak < 50 * 2**20        # refused before building the network
     r = solve(PolicyParams(p=2, nodes=100000, C=1000), "floating", method="fixed-point")
     assert 0 < r.pp_utilization <= 1
+
+
+def test_auto_answers_a_machine_too_large_for_the_network_method():
+    # issue 20: `policy --nodes 100000` refused by default; auto now takes the fixed point
+    r = policy.solve(policy.preset("null-handler", nodes=100_000, p=4, U=0.5), "floating")
+    assert "fixed-point" in r.method and 0 < r.throughput < 1

@@ -171,7 +171,7 @@ def test_policy_comparison_frame_carries_all_three_policies(results):
     _same(f["saturated"], f["fixed.saturated"] | f["floating.saturated"] | f["single.saturated"])
     t = c.table()
     assert "saturated" in t.columns and {"p", "U"} <= set(t.columns)
-    _same(t["X_fixed"], f["fixed.throughput"] * 1e3)
+    _same(t["X_fixed"], f["fixed.throughput"])     # per cycle per node, as everywhere
 
 
 def test_policy_comparison_flags_saturation():
@@ -192,7 +192,7 @@ def test_to_xarray_names_the_grid_axes(results):
     assert ds["W"].values.tolist() == [0.0, 500.0, 1000.0]
     assert float(ds["R"].sel(P=8, W=1000.0, o=200.0)) == pytest.approx(
         float(lopc.solve(P=8, W=1000.0, o=200.0, L=50).R), rel=1e-12)
-    assert ds.attrs["method"] == "lopc"
+    assert ds.attrs["method"] == results["LoPCResult"].method == "node"
     # an axis along which no single input varies gets a positional name
     ds2 = results["PolicyComparison"].to_xarray()
     assert set(ds2.sizes) == {"p", "U"} and "fixed.throughput" in ds2
