@@ -504,12 +504,11 @@ def q_o_bound() -> dict[str, Any]:
     return {"slack": slack, "limit": limit}
 
 
-@functools.lru_cache(maxsize=None)
-def _compiled() -> dict[str, Any]:
-    """Lambdified coefficient and back-substitution functions of the general system."""
+def _codegen_spec() -> dict[str, Any]:
+    """What :mod:`models._codegen` compiles: ``{name: (args, exprs, horner_in)}`` and constants."""
     import sympy as sp
 
-    from mva.symbolic import clear_denominators, lambdify
+    from mva.symbolic import clear_denominators
 
     y = _symbols()
     lam = y["lambda"]
@@ -520,13 +519,27 @@ def _compiled() -> dict[str, Any]:
     dpoly = sp.Poly(sp.expand(den), lam)
     low = [c for c in reversed(dpoly.all_coeffs()) if c != 0][0]  # sign of den near 0+
     names = ["R_q", "R_y", "R_o", "R_w"]
-    return {
-        "coeffs": lambdify(args, coeffs),
-        "den_sign": lambdify(args, low),
-        "back": lambdify([lam, *args], [red.solutions[y[n]] for n in names], horner_in=lam),
-        "names": names,
-        "degree": len(coeffs) - 1,
-    }
+    return {"functions": {"coeffs": (args, coeffs, None), "den_sign": (args, low, None),
+                          "back": ([lam, *args], [red.solutions[y[n]] for n in names], lam)},
+            "constants": {"names": names, "degree": len(coeffs) - 1}}
+
+
+def _compiled_sympy() -> dict[str, Any]:
+    """The functions of :func:`_compiled` lambdified from SymPy now (the reference)."""
+    from mva.symbolic import lambdify
+
+    spec = _codegen_spec()
+    out = {k: lambdify(a, e, horner_in=h) for k, (a, e, h) in spec["functions"].items()}
+    return {**out, **spec["constants"]}
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled() -> dict[str, Any]:
+    """Coefficient and back-substitution functions, shipped in :mod:`models._generated.ini`."""
+    from models._generated import ini as gen
+
+    return {"coeffs": gen.coeffs, "den_sign": gen.den_sign, "back": gen.back,
+            "names": list(gen.NAMES), "degree": gen.DEGREE}
 
 
 # ---------------------------------------------------------------------------
