@@ -44,6 +44,7 @@ from typing import Any, Mapping, TypedDict
 
 import numpy as np
 
+from mva._chunks import evaluate_chunked
 from mva.params import declarations, param, validate_fields
 from mva.results import ResultMixin, with_inputs
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
@@ -689,17 +690,28 @@ def _solve_thesis(p: INIParams, *, tol: float, max_iter: int, on_fail: str,
         ca2 = np.asarray(round_robin_arrival_scv(K, flows, fp.x[0]), dtype=float)
         phi = (ca2 + cO) / (1.0 + cO)
         extra_iter = fp.iterations
-    v = _thesis_core(W, o, l_, L, s, d, m, ch, cO, phi, tol=tol, max_iter=max_iter,
-                     on_fail=on_fail)
-    lam = np.broadcast_to(v["lam"], shape)
-    R_o = v["R_o"] + d
-    out = {
-        "R": v["R"], "lam": lam, "R_w": v["R_w"], "R_q": v["R_q"], "R_y": v["R_y"],
-        "R_o": R_o, "Q_q": v["Q_q"], "Q_y": v["Q_y"], "Q_o": 4.0 * N * lam * R_o,
-        "U_q": o * lam, "U_y": o * lam, "U_o": 4.0 * N * lam * O,
-        "converged": v["converged"], "iterations": v["iterations"] + extra_iter,
-        "residual": v["residual"],
-    }
+
+    def point(W: np.ndarray, o: np.ndarray, l_: np.ndarray, L: np.ndarray, s: np.ndarray,
+              d: np.ndarray, m: np.ndarray, ch: np.ndarray, cO: np.ndarray, phi: np.ndarray,
+              N: np.ndarray, O: np.ndarray) -> dict[str, Any]:
+        v = _thesis_core(W, o, l_, L, s, d, m, ch, cO, phi, tol=tol, max_iter=max_iter,
+                         on_fail=on_fail)
+        sh = np.broadcast_shapes(*(np.shape(a) for a in (W, o, l_, L, s, d, m, ch, cO, phi,
+                                                            N, O)))
+        lam = np.broadcast_to(v["lam"], sh)
+        R_o = v["R_o"] + d
+        return {
+            "R": v["R"], "lam": lam, "R_w": v["R_w"], "R_q": v["R_q"], "R_y": v["R_y"],
+            "R_o": R_o, "Q_q": v["Q_q"], "Q_y": v["Q_y"], "Q_o": 4.0 * N * lam * R_o,
+            "U_q": o * lam, "U_y": o * lam, "U_o": 4.0 * N * lam * O,
+            "converged": v["converged"], "iterations": v["iterations"],
+            "residual": v["residual"],
+        }
+
+    # bounded memory on large grids: mva._chunks evaluates the element-wise
+    # closed form chunk by chunk into preallocated outputs
+    out = evaluate_chunked(point, [W, o, l_, L, s, d, m, ch, cO, phi, N, O])
+    out["iterations"] = out["iterations"] + extra_iter
     return out
 
 
