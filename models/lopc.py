@@ -30,6 +30,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from mva._chunks import evaluate_chunked
 from mva.params import param, validate_fields
 from mva.results import ResultMixin, with_inputs
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
@@ -651,7 +652,9 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
     if method == "auto":
         method = AUTO_METHOD
     if method == "lopc":
-        v = _solve_lopc(W, o, L, c, tol=tol, max_iter=max_iter, on_fail=on_fail)
+        # element-wise closed form: chunked so memory stays bounded on large grids
+        v = evaluate_chunked(lambda *a: _solve_lopc(*a, tol=tol, max_iter=max_iter,
+                                                     on_fail=on_fail), [W, o, L, c])
         label = "lopc"
     elif method == "node":
         v = _solve_node(params, tol=tol, max_iter=max_iter, on_fail=on_fail)

@@ -52,3 +52,18 @@ def test_ini_thesis_chunked_is_identical(monkeypatch):
     for k in ("R", "R_q", "R_y", "R_o", "R_w", "Q_q", "Q_y", "Q_o", "U_o"):
         np.testing.assert_array_equal(np.asarray(getattr(got, k)), np.asarray(getattr(ref, k)))
     assert got.iterations == ref.iterations
+
+
+def test_lopc_published_chunked_is_identical(monkeypatch):
+    import models.lopc as lopc
+    from mva import _chunks
+
+    p = lopc.LoPCParams(P=16, W=np.linspace(100, 5000, 30)[:, None, None],
+                        o=np.linspace(1, 400, 20)[None, :, None],
+                        L=np.linspace(0, 200, 7))
+    ref = lopc.solve(p, method="lopc")
+    monkeypatch.setattr(lopc, "evaluate_chunked",
+                        lambda f, args: _chunks.evaluate_chunked(f, args, chunk=101))
+    got = lopc.solve(p, method="lopc")
+    for k in ("R", "R_q", "R_y", "R_w", "Q_q", "Q_y", "U_q"):
+        np.testing.assert_array_equal(np.asarray(getattr(got, k)), np.asarray(getattr(ref, k)))
