@@ -44,6 +44,7 @@ from typing import Any, Mapping, TypedDict
 
 import numpy as np
 
+from mva._chunks import evaluate_chunked
 from mva.params import declarations, param, validate_fields
 from mva.results import ResultMixin, with_inputs
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
@@ -504,12 +505,11 @@ def q_o_bound() -> dict[str, Any]:
     return {"slack": slack, "limit": limit}
 
 
-@functools.lru_cache(maxsize=None)
-def _compiled() -> dict[str, Any]:
-    """Lambdified coefficient and back-substitution functions of the general system."""
+def _codegen_spec() -> dict[str, Any]:
+    """What :mod:`models._codegen` compiles: ``{name: (args, exprs, horner_in)}`` and constants."""
     import sympy as sp
 
-    from mva.symbolic import clear_denominators, lambdify
+    from mva.symbolic import clear_denominators
 
     y = _symbols()
     lam = y["lambda"]
@@ -520,13 +520,27 @@ def _compiled() -> dict[str, Any]:
     dpoly = sp.Poly(sp.expand(den), lam)
     low = [c for c in reversed(dpoly.all_coeffs()) if c != 0][0]  # sign of den near 0+
     names = ["R_q", "R_y", "R_o", "R_w"]
-    return {
-        "coeffs": lambdify(args, coeffs),
-        "den_sign": lambdify(args, low),
-        "back": lambdify([lam, *args], [red.solutions[y[n]] for n in names], horner_in=lam),
-        "names": names,
-        "degree": len(coeffs) - 1,
-    }
+    return {"functions": {"coeffs": (args, coeffs, None), "den_sign": (args, low, None),
+                          "back": ([lam, *args], [red.solutions[y[n]] for n in names], lam)},
+            "constants": {"names": names, "degree": len(coeffs) - 1}}
+
+
+def _compiled_sympy() -> dict[str, Any]:
+    """The functions of :func:`_compiled` lambdified from SymPy now (the reference)."""
+    from mva.symbolic import lambdify
+
+    spec = _codegen_spec()
+    out = {k: lambdify(a, e, horner_in=h) for k, (a, e, h) in spec["functions"].items()}
+    return {**out, **spec["constants"]}
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled() -> dict[str, Any]:
+    """Coefficient and back-substitution functions, shipped in :mod:`models._generated.ini`."""
+    from models._generated import ini as gen
+
+    return {"coeffs": gen.coeffs, "den_sign": gen.den_sign, "back": gen.back,
+            "names": list(gen.NAMES), "degree": gen.DEGREE}
 
 
 # ---------------------------------------------------------------------------
@@ -676,17 +690,28 @@ def _solve_thesis(p: INIParams, *, tol: float, max_iter: int, on_fail: str,
         ca2 = np.asarray(round_robin_arrival_scv(K, flows, fp.x[0]), dtype=float)
         phi = (ca2 + cO) / (1.0 + cO)
         extra_iter = fp.iterations
-    v = _thesis_core(W, o, l_, L, s, d, m, ch, cO, phi, tol=tol, max_iter=max_iter,
-                     on_fail=on_fail)
-    lam = np.broadcast_to(v["lam"], shape)
-    R_o = v["R_o"] + d
-    out = {
-        "R": v["R"], "lam": lam, "R_w": v["R_w"], "R_q": v["R_q"], "R_y": v["R_y"],
-        "R_o": R_o, "Q_q": v["Q_q"], "Q_y": v["Q_y"], "Q_o": 4.0 * N * lam * R_o,
-        "U_q": o * lam, "U_y": o * lam, "U_o": 4.0 * N * lam * O,
-        "converged": v["converged"], "iterations": v["iterations"] + extra_iter,
-        "residual": v["residual"],
-    }
+
+    def point(W: np.ndarray, o: np.ndarray, l_: np.ndarray, L: np.ndarray, s: np.ndarray,
+              d: np.ndarray, m: np.ndarray, ch: np.ndarray, cO: np.ndarray, phi: np.ndarray,
+              N: np.ndarray, O: np.ndarray) -> dict[str, Any]:
+        v = _thesis_core(W, o, l_, L, s, d, m, ch, cO, phi, tol=tol, max_iter=max_iter,
+                         on_fail=on_fail)
+        sh = np.broadcast_shapes(*(np.shape(a) for a in (W, o, l_, L, s, d, m, ch, cO, phi,
+                                                            N, O)))
+        lam = np.broadcast_to(v["lam"], sh)
+        R_o = v["R_o"] + d
+        return {
+            "R": v["R"], "lam": lam, "R_w": v["R_w"], "R_q": v["R_q"], "R_y": v["R_y"],
+            "R_o": R_o, "Q_q": v["Q_q"], "Q_y": v["Q_y"], "Q_o": 4.0 * N * lam * R_o,
+            "U_q": o * lam, "U_y": o * lam, "U_o": 4.0 * N * lam * O,
+            "converged": v["converged"], "iterations": v["iterations"],
+            "residual": v["residual"],
+        }
+
+    # bounded memory on large grids: mva._chunks evaluates the element-wise
+    # closed form chunk by chunk into preallocated outputs
+    out = evaluate_chunked(point, [W, o, l_, L, s, d, m, ch, cO, phi, N, O])
+    out["iterations"] = out["iterations"] + extra_iter
     return out
 
 

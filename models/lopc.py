@@ -30,6 +30,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from mva._chunks import evaluate_chunked
 from mva.params import param, validate_fields
 from mva.results import ResultMixin, with_inputs
 from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
@@ -295,11 +296,11 @@ def reduced_equation(general: bool = False) -> Any:
                      using={y[n]: n for n in names})
 
 
-@functools.lru_cache(maxsize=None)
-def _compiled() -> dict[str, Any]:
+def _codegen_spec() -> dict[str, Any]:
+    """What :mod:`models._codegen` compiles: ``{name: (args, exprs, horner_in)}`` and constants."""
     import sympy as sp
 
-    from mva.symbolic import clear_denominators, lambdify
+    from mva.symbolic import clear_denominators
 
     y = _symbols()
     R = y["R"]
@@ -308,9 +309,27 @@ def _compiled() -> dict[str, Any]:
     num, den, coeffs = clear_denominators(red.residual, R)
     lead = sp.Poly(sp.expand(den), R).LC()      # sign of den for large R
     names = ["R_q", "R_y", "R_w"]
-    return {"coeffs": lambdify(args, coeffs), "den_sign": lambdify(args, lead),
-            "back": lambdify([R, *args], [red.solutions[y[n]] for n in names], horner_in=R),
-            "names": names}
+    return {"functions": {"coeffs": (args, coeffs, None), "den_sign": (args, lead, None),
+                          "back": ([R, *args], [red.solutions[y[n]] for n in names], R)},
+            "constants": {"names": names}}
+
+
+def _compiled_sympy() -> dict[str, Any]:
+    """The functions of :func:`_compiled` lambdified from SymPy now (the reference)."""
+    from mva.symbolic import lambdify
+
+    spec = _codegen_spec()
+    out = {k: lambdify(a, e, horner_in=h) for k, (a, e, h) in spec["functions"].items()}
+    return {**out, **spec["constants"]}
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled() -> dict[str, Any]:
+    """Coefficient and back-substitution functions, shipped in :mod:`models._generated.lopc`."""
+    from models._generated import lopc as gen
+
+    return {"coeffs": gen.coeffs, "den_sign": gen.den_sign, "back": gen.back,
+            "names": list(gen.NAMES)}
 
 
 def _solve_lopc(W: np.ndarray, o: np.ndarray, L: np.ndarray, c: np.ndarray, *, tol: float,
@@ -633,7 +652,9 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
     if method == "auto":
         method = AUTO_METHOD
     if method == "lopc":
-        v = _solve_lopc(W, o, L, c, tol=tol, max_iter=max_iter, on_fail=on_fail)
+        # element-wise closed form: chunked so memory stays bounded on large grids
+        v = evaluate_chunked(lambda *a: _solve_lopc(*a, tol=tol, max_iter=max_iter,
+                                                     on_fail=on_fail), [W, o, L, c])
         label = "lopc"
     elif method == "node":
         v = _solve_node(params, tol=tol, max_iter=max_iter, on_fail=on_fail)
