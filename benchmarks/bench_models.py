@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"INI thesis model (equations 6.1-6.10), grid of {n:,} points, one core")
 
     t = time.perf_counter()
-    ini.solve(N=2.0, W=1.0, o=1.0, O=1.0)     # SymPy reduction + lambdify (cached)
+    ini.solve(N=2.0, W=1.0, o=1.0, O=1.0, method="thesis")   # SymPy reduction + lambdify (cached)
     setup = time.perf_counter() - t
     print(f"  one-time symbolic reduction + lambdify:       {setup:8.3f} s")
 
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     o = np.linspace(0, 2000, max(1, n // 100_000))[None, None, None, :]
     mesh = dict(N=N, W=W, O=O, o=o, l=50.0, L=200.0)
     size = int(np.broadcast(N, W, O, o).size)
-    best, r = best_of(lambda: ini.solve(**mesh), args.repeat)
+    best, r = best_of(lambda: ini.solve(**mesh, method="thesis"), args.repeat)
     assert np.all(r.converged) and np.shape(r.R) == np.broadcast(N, W, O, o).shape
     print(f"  open-mesh grid ({size:,} points):             {best:8.3f} s  "
           f"= {size / best:12,.0f} points/s")
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     flat = dict(N=rng.uniform(1, 64, n), W=rng.uniform(0, 1e5, n), o=rng.uniform(0, 2000, n),
                 l=rng.uniform(0, 500, n), O=rng.uniform(100, 5000, n),
                 L=rng.uniform(0, 2000, n))
-    best_flat, rf = best_of(lambda: ini.solve(**flat), args.repeat)
+    best_flat, rf = best_of(lambda: ini.solve(**flat, method="thesis"), args.repeat)
     assert np.all(rf.converged)
     print(f"  flat random grid ({n:,} points, 6 arrays):  {best_flat:8.3f} s  "
           f"= {n / best_flat:12,.0f} points/s")
@@ -184,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
 
     # LoPC on the same number of points
     lp = dict(P=16, W=rng.uniform(0, 1e5, n), o=rng.uniform(0, 2000, n), L=rng.uniform(0, 2000, n))
-    lopc.solve(P=16, W=1.0, o=1.0, L=1.0)
-    best_l, rl = best_of(lambda: lopc.solve(**lp), args.repeat)
+    lopc.solve(P=16, W=1.0, o=1.0, L=1.0, method="lopc")
+    best_l, rl = best_of(lambda: lopc.solve(**lp, method="lopc"), args.repeat)
     assert np.all(rl.converged)
     print(f"LoPC 'lopc' method, flat random grid ({n:,} points): {best_l:8.3f} s  "
           f"= {n / best_l:12,.0f} points/s")

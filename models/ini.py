@@ -73,7 +73,8 @@ __all__ = [
 METHODS = ("auto", "node", "thesis", "exact", "linearizer", "schweitzer")
 
 #: what ``method="auto"`` runs (the most accurate method measured against the
-#: simulator, ``python -m validation.model_accuracy --family ini``)
+#: simulator, ``python -m validation.model_accuracy --family ini``) on grids of
+#: at most :data:`models._node.AUTO_GRID_LIMIT` points; larger grids get ``"thesis"``
 AUTO_METHOD = "node"
 
 #: INI dispatch disciplines of :class:`INIParams`
@@ -1050,7 +1051,11 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
     check_choice("method", method, METHODS)
     check_choice("on_fail", on_fail, ("warn", "raise", "ignore"))
     if method == "auto":
-        method = AUTO_METHOD
+        from ._node import auto_method
+
+        n_points = int(np.prod(np.broadcast_shapes(
+            *(np.shape(getattr(params, k)) for k in _NUMERIC + ("K", "clusters")))))
+        method = auto_method(n_points, "thesis", "INI")
     if method == "thesis":
         v = _solve_thesis(params, tol=tol, max_iter=max_iter, on_fail=on_fail)
     elif method == "node":

@@ -58,7 +58,8 @@ __all__ = [
 METHODS = ("auto", "node", "lopc", "mva", "exact", "linearizer", "schweitzer")
 
 #: what ``method="auto"`` runs (the most accurate method measured against the
-#: simulator, ``benchmarks/accuracy_lopc_ini.py``)
+#: simulator, ``benchmarks/accuracy_lopc_ini.py``) on grids of at most
+#: :data:`models._node.AUTO_GRID_LIMIT` points; larger grids get ``"lopc"``
 AUTO_METHOD = "node"
 
 #: ``method="linearizer"`` and ``"schweitzer"`` run the :mod:`mva` engine on the
@@ -650,7 +651,9 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
     W, o, L, c = (np.asarray(getattr(params, n), dtype=float) for n in ("W", "o", "L", "cs2"))
     shape = np.broadcast_shapes(np.shape(params.P), W.shape, o.shape, L.shape, c.shape)
     if method == "auto":
-        method = AUTO_METHOD
+        from ._node import auto_method
+
+        method = auto_method(int(np.prod(shape)), "lopc", "LoPC")
     if method == "lopc":
         # element-wise closed form: chunked so memory stays bounded on large grids
         v = evaluate_chunked(lambda *a: _solve_lopc(*a, tol=tol, max_iter=max_iter,
