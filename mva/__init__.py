@@ -58,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "linearizer": "approx",
     "seidmann": "approx",
     "rolia": "approx",
+    "linearizer_ms": "approx",
     "seidmann_transform": "approx",
     "bkt_residence": "priority",
     "OpenQueueResult": "open",
