@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "ConvergenceError": "errors",
     "ConvergenceWarning": "errors",
     "PrecisionWarning": "errors",
+    "NonProductFormWarning": "errors",
     "CostError": "errors",
     # fixed points and roots
     "FixedPointResult": "fixedpoint",

@@ -92,3 +92,16 @@ def test_solve_dispatches_linearizer_ms():
     assert mva.solve(net, method="linearizer-ms").method == "linearizer-ms"
     with pytest.raises(ValueError, match="multiserver must be one of"):
         mva.schweitzer(net, multiserver="erlang")
+
+
+def test_fcfs_multi_server_with_class_dependent_times_warns():
+    D = [[2.0, 1.0], [1.0, 1.0]]
+    with pytest.warns(mva.NonProductFormWarning, match=r"station 'cpu'.*disciplines\[0\]='fcfs'"):
+        ClosedNetwork(demands=D, populations=[2, 2], kinds=["multi", "queue"], servers=[2, 1],
+                      disciplines=["fcfs", "ps"], station_names=["cpu", "disk"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # processor sharing, or FCFS with equal service times: product form, no warning
+        ClosedNetwork(demands=D, populations=[2, 2], kinds=["multi", "queue"], servers=[2, 1])
+        ClosedNetwork(demands=[[1.0, 1.0], [1.0, 2.0]], populations=[2, 2], kinds=["multi", "queue"],
+                      servers=[2, 1], disciplines=["fcfs", "ps"])
