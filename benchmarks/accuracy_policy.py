@@ -81,7 +81,10 @@ def run(points: int, cycles: int, seed: int, out: str | None) -> list[dict]:
     return rows
 
 
-def tables(rows: list[dict]) -> None:
+def tables(rows: list[dict], common: bool = False) -> None:
+    if common:   # only the (point, policy) pairs every method solved
+        rows = [r for r in rows if all(f"{m}_T" in r for m in METHODS)]
+        print("\n-- restricted to the points every method solves (node: n_c <= 4) --")
     print(f"\n{'method':12s} {'policy':9s} {'n':>4s} {'T mean':>7s} {'T p95':>7s} {'T max':>7s} "
           f"{'RT mean':>7s} {'RT p95':>7s} {'RT max':>7s} {'Pint mae':>8s} {'Upp mae':>8s} "
           f"{'ms/solve':>8s}")
@@ -147,6 +150,7 @@ def main() -> None:
     else:
         rows = run(a.points, a.cycles, a.seed, a.out)
     tables(rows)
+    tables(rows, common=True)
 
 
 if __name__ == "__main__":
