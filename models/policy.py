@@ -587,7 +587,7 @@ def _policy_formulas(a: Mapping[str, np.ndarray], policy: str, *, damping: float
 
 
 #: solution methods of :func:`solve` (``"auto"``: exact MVA when the lattice is small)
-METHODS = ("auto", "exact", "linearizer", "schweitzer", "fixed-point")
+METHODS = ("auto", "exact", "linearizer", "schweitzer", "fixed-point", "node")
 
 #: largest population lattice (``(n_c + 1) ** nodes``) solved by exact MVA under ``"auto"``
 EXACT_LATTICE_LIMIT = 4096
@@ -773,6 +773,47 @@ def _network_formulas(a: Mapping[str, np.ndarray], policy: str, *, method: str, 
                 residual=float(np.max(col["res"])))
 
 
+def _node_formulas(a: Mapping[str, np.ndarray], policy: str, *, tol: float, max_iter: int,
+                   on_fail: str) -> dict[str, Any]:
+    """Solve every unique point by the node-level Markov chain (:mod:`models._policy_node`)."""
+    from models._policy_node import solve_point
+
+    names = ("p", "nodes", "o_req", "o_reply", "o_resp", "L", "O_int", "o_direct", "o_indirect",
+             "t_transfer", "o_dispatch", "t_extra", "handler_cs2", "C")
+    shape = a["p"].shape
+    M = np.stack([np.ravel(a[k]) for k in names], axis=1) if a["p"].size else np.zeros((0, 14))
+    uniq, inv = np.unique(M, axis=0, return_inverse=True)
+    inv = np.ravel(inv)
+    rows = [solve_point({k: float(x) for k, x in zip(names, u)}, policy,
+                        tol=max(tol, 1e-9), max_iter=min(max_iter, 500)) for u in uniq]
+    if not rows:
+        raise ValueError("policy model: empty parameter grid")
+    col = {k: np.array([r[k] for r in rows])[inv].reshape(shape) for k in rows[0]}
+    conv = col["conv"]
+    if not np.all(conv):
+        from mva.errors import report_nonconvergence
+        report_nonconvergence(on_fail, f"policy model (node chain) did not converge at "
+                              f"{int(np.sum(~conv))} of {conv.size} points")
+    fixed = policy == "fixed"
+    n_c = (a["p"] - 1.0) if fixed else a["p"]
+    R, X, D = col["R"], col["X"], col["D"]
+    R0 = a["C"] + D - col["P_int"] * (0.0 if fixed else a["O_int"]) + (
+        a["t_extra"] + (a["t_transfer"] if fixed else 0.0) + 2.0 * a["L"])
+    # saturated: the protocol processor is (nearly) always busy, or the chain's reply queue
+    # reached its cap often enough to matter (then the values are not steady-state means)
+    sat = (col["U"] >= SATURATION_THRESHOLD) | (col["P_blk"] > 1e-3)
+    return dict(compute_processors=n_c, cycle_time=R, throughput=X, round_trip=R - col["R_w"],
+                compute_residence=col["R_w"], R_request=col["R_q"], R_reply=col["R_y"],
+                R_response=col["R_r"], pp_utilization=col["U"], pp_demand=D,
+                all_busy_probability=col["P_all"], interrupt_probability=col["P_int"],
+                interrupts_per_request=col["P_int"],
+                throughput_bound=np.minimum(n_c / R0, 1.0 / D),
+                execution_time=a["iterations"] / X,
+                execution_time_s=a["iterations"] / X / a["clock_hz"],
+                saturated=sat, converged=conv, method="node-chain",
+                iterations=int(np.max(col["it"])), residual=float(np.max(col["res"])))
+
+
 def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> PolicyResult:
     """Solve the policy model for ``policy`` at every point of the parameter grid.
 
@@ -791,7 +832,9 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         :func:`mva.solve`) or ``"fixed-point"`` (the legacy vectorised
         per-node Schweitzer fixed point; use it for grids of 10^5 points and
         more: the MVA methods solve each unique point in turn, some
-        milliseconds each).  ``tol`` (1e-10) and ``max_iter``
+        milliseconds each) or ``"node"`` (the node-level Markov chain with
+        phase-type handlers and a fixed point on the arrival rates, see the
+        docs; at most 4 compute threads per node, 0.05 to 2 s per point).  ``tol`` (1e-10) and ``max_iter``
         (10000) bound the root search on the interrupt probability (and the
         iterative MVA methods); ``on_fail`` (``"warn"``, ``"raise"`` or
         ``"ignore"``) handles non-convergence.  ``damping`` (0.5) and
@@ -866,6 +909,9 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         method = "fixed-point"       # the per-node network would not fit in memory
     if method == "fixed-point":
         out = _policy_formulas(a, policy, **opts)
+    elif method == "node":
+        out = _node_formulas(a, policy, tol=opts["tol"], max_iter=opts["max_iter"],
+                             on_fail=opts["on_fail"])
     else:
         out = _network_formulas(a, policy, method=method, tol=opts["tol"],
                                 max_iter=opts["max_iter"], on_fail=opts["on_fail"])
