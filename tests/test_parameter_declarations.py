@@ -120,7 +120,7 @@ def test_simulator_parameter_messages_come_from_the_declarations():
         NodeSpec(dispatch="lifo")
     with pytest.raises(ValueError, match="ini_dispatch must be one of"):
         Machine(nodes=(NodeSpec(),), ini_dispatch="x")
-    with pytest.raises(ValueError, match=r"p_nosync must be"):
+    with pytest.raises(ValueError, match=r"p_nosync must lie in \[0, 1\]; got 1.5"):
         Workload(p_nosync=1.5)
     w = Workload(burst=100, reply_cost=None)
     assert isinstance(w.burst, Dist) and w.burst.mean == 100.0 and w.one_way
