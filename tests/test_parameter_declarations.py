@@ -126,3 +126,19 @@ def test_simulator_parameter_messages_come_from_the_declarations():
     assert isinstance(w.burst, Dist) and w.burst.mean == 100.0 and w.one_way
     n = NodeSpec(compute=2, send=5)
     assert n.send.mean == 5.0 and n.max_acting == 1 and n.interrupt.mean == 0.0
+
+
+def test_simulator_throughput_is_the_machines_and_the_old_name_is_deprecated():
+    from validation.sim.dists import Dist
+    from validation.sim.machine import Machine, NodeSpec
+    from validation.sim.simulate import simulate
+    from validation.generators import Workload
+    m = Machine.homogeneous(4, NodeSpec(compute=1), latency=50)
+    w = Workload(burst=Dist.exponential(1000), request_cost=Dist.exponential(100),
+                 reply_cost=Dist.exponential(100))
+    res = simulate(m, w, cycles=2000, seed=1)
+    # 4 threads, each completing one request per cycle time R
+    assert res.machine_throughput.mean == pytest.approx(4 / res.R, rel=0.1)
+    assert "machine_throughput" in res.to_dict() and "throughput" not in res.to_dict()
+    with pytest.warns(DeprecationWarning, match="machine_throughput"):
+        assert res.throughput is res.machine_throughput
