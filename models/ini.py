@@ -1,6 +1,6 @@
 """Two-level contention model of clusters served by intelligent network interfaces (INIs).
 
-Jiang's thesis (004, chapter 6) extends LoPC to a clustered multiprocessor:
+Jiang's thesis (Jiang 1997, chapter 6) extends LoPC to a clustered multiprocessor:
 every processing element (PE) runs one thread that computes for ``W``, sends
 an inter-cluster request and blocks for the reply.  The request crosses the
 intra-cluster network (latency ``l``), is processed by an INI of the sending

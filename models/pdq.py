@@ -1,4 +1,4 @@
-"""Parallel dispatch queues (PDQ) and the Hurricane family of fine-grain DSMs (paper 001).
+"""Parallel dispatch queues (PDQ) and the Hurricane family of fine-grain DSMs (Falsafi and Wood 1999).
 
 ``k`` protocol processors serve the protocol events of one SMP node.  Each
 handler carries a *synchronization key*: handlers with equal keys must run
@@ -18,16 +18,16 @@ time.  Three ways of organising the processors are compared:
     software spin-lock (``o_lock`` cycles) and busy-wait while another
     processor holds the same key.
 
-Processor organisations (001, section 4): embedded protocol processors
+Processor organisations (Falsafi and Wood 1999, section 4): embedded protocol processors
 (Hurricane), dedicated SMP processors (Hurricane-1) and idle SMP processors
 multiplexed with computation, interrupted only when all are busy
-(Hurricane-1 Mult, ``multiplexed=True``).  Presets come from 001's Table 1.
+(Hurricane-1 Mult, ``multiplexed=True``).  Presets come from Table 1 of Falsafi and Wood 1999.
 
 References
 ----------
 B. Falsafi and D. A. Wood, "Parallel Dispatch Queue: A Queue-Based
 Programming Abstraction to Parallelize Fine-Grain Communication Protocols",
-HPCA 1999 (paper 001), sections 3 to 5 and Table 1.  L. Kleinrock,
+HPCA 1999, sections 3 to 5 and Table 1.  L. Kleinrock,
 *Queueing Systems, Volume 1*, 1975 (birth-death queues, M/M/c, M/G/1).
 """
 
@@ -65,10 +65,10 @@ __all__ = [
 #: dispatch disciplines understood by :func:`solve`
 DISCIPLINES = ("shared", "partitioned", "spinlock")
 
-#: systems (columns) of 001's Table 1
+#: systems (columns) of Table 1 of Falsafi and Wood 1999
 TABLE_1_SYSTEMS = ("S-COMA", "Hurricane", "Hurricane-1")
 
-#: 001 Table 1: remote read miss latency breakdown, 400-MHz cycles, 64-byte protocol.
+#: Table 1 of Falsafi and Wood 1999: remote read miss latency breakdown, 400-MHz cycles, 64-byte protocol.
 #: Each row: (action, category, S-COMA, Hurricane, Hurricane-1).
 TABLE_1: tuple[tuple[str, str, int, int, int], ...] = (
     ("detect miss, issue bus transaction", "request", 5, 5, 5),
@@ -96,7 +96,7 @@ def _column(system: str) -> int:
 
 
 def round_trip(system: str) -> int:
-    """Remote read miss round trip of 001's Table 1, 400-MHz cycles.
+    """Remote read miss round trip of Table 1 of Falsafi and Wood 1999, 400-MHz cycles.
 
     Examples
     --------
@@ -113,7 +113,7 @@ def occupancies(system: str) -> dict[str, int]:
     Request: dispatch + get fault state/send; reply: dispatch + directory
     lookup + fetch data/send; response: dispatch + place data + resume.  The
     request and response occupancies together grow by 315% from S-COMA to
-    Hurricane, as 001 section 5.1 states (27 to 112 cycles).
+    Hurricane, as section 5.1 of Falsafi and Wood 1999 states (27 to 112 cycles).
 
     Examples
     --------
@@ -189,13 +189,13 @@ class PDQParams:
         ``multiplexed`` only: fraction of time an SMP processor is computing
         (not available for protocol work), in [0, 1).
     O_int : float or array, default 200
-        ``multiplexed`` only: interrupt overhead, cycles (001: 200).
+        ``multiplexed`` only: interrupt overhead, cycles (Falsafi and Wood 1999: 200).
     o_sched : float or array, default 120
         ``multiplexed`` only: scheduling overhead per handler on a
         multiplexed processor (switching to the protocol and the resulting
         cache interference), cycles.
     clock_hz : float or array, default 400e6
-        Clock of the processors, Hz (001: 400 MHz).
+        Clock of the processors, Hz (Falsafi and Wood 1999: 400 MHz).
 
     Notes
     -----
@@ -282,7 +282,7 @@ class PDQParams:
 
 
 def preset(name: str, **overrides: Any) -> PDQParams:
-    """Parameters for a system of 001 with optional overrides.
+    """Parameters for a system of Falsafi and Wood 1999 with optional overrides.
 
     Parameters
     ----------
@@ -714,7 +714,7 @@ def solve(params: PDQParams, discipline: str = "shared", *,
 
     References
     ----------
-    .. [1] Paper 001, sections 3 (PDQ semantics) and 4.2 (Hurricane-1 Mult).
+    .. [1] Falsafi and Wood 1999, sections 3 (PDQ semantics) and 4.2 (Hurricane-1 Mult).
 
     Examples
     --------
@@ -789,7 +789,7 @@ def equations() -> dict[str, Any]:
 
     References
     ----------
-    .. [1] [001] Sections 3 and 4.
+    .. [1] Falsafi and Wood 1999, Sections 3 and 4.
 
     Examples
     --------

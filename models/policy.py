@@ -1,6 +1,6 @@
 """Protocol-processing policies on an SMP node: Fixed, Floating and Single.
 
-Falsafi and Wood (HPCA 1997, paper 000) ask when one processor of each SMP
+Falsafi and Wood (HPCA 1997) ask when one processor of each SMP
 node should be *dedicated* to protocol processing.  Three policies:
 
 ``"fixed"``
@@ -32,7 +32,7 @@ is in the documentation page *Protocol-processing policies*.
 References
 ----------
 B. Falsafi and D. A. Wood, "Scheduling Communication on an SMP Node Parallel
-Machine", HPCA 1997 (paper 000).  P. Schweitzer, "Approximate analysis of
+Machine", HPCA 1997.  P. Schweitzer, "Approximate analysis of
 multiclass closed networks of queues", 1979 (the arrival-instant
 approximation used here).
 """
@@ -81,24 +81,24 @@ _NUMERIC = ("p", "nodes", "C", "U", "o_req", "o_reply", "o_resp", "L", "O_int", 
 
 
 # ---------------------------------------------------------------------------
-# presets (paper 000)
+# presets (Falsafi and Wood 1997)
 # ---------------------------------------------------------------------------
 
-#: Null-handler microbenchmark of 000 section 5: ``L_min = 3 us = 600`` cycles at
+#: Null-handler microbenchmark of Falsafi and Wood 1997, section 5: ``L_min = 3 us = 600`` cycles at
 #: 200 MHz.  The split of ``L_min`` is not in the paper; see the docs.
 NULL_HANDLER: Mapping[str, float] = {
     "o_req": 100.0, "o_reply": 100.0, "o_resp": 100.0, "L": 100.0, "t_transfer": 100.0,
     "t_extra": 0.0, "o_direct": 40.0, "o_indirect": 60.0, "O_int": 200.0, "clock_hz": 200e6,
 }
 
-#: Fetch-block microbenchmark of 000 section 5 (128-byte block): ``L_min = 8 us = 1600``
+#: Fetch-block microbenchmark of Falsafi and Wood 1997, section 5 (128-byte block): ``L_min = 8 us = 1600``
 #: cycles at 200 MHz.  The handler split is ours; see the docs.
 FETCH_BLOCK: Mapping[str, float] = {
     "o_req": 150.0, "o_reply": 500.0, "o_resp": 450.0, "L": 100.0, "t_transfer": 300.0,
     "t_extra": 0.0, "o_direct": 40.0, "o_indirect": 60.0, "O_int": 200.0, "clock_hz": 200e6,
 }
 
-#: Macrobenchmark Stache protocol of 000 section 6: request handler 125, reply and
+#: Macrobenchmark Stache protocol of Falsafi and Wood 1997, section 6: request handler 125, reply and
 #: response handlers 140 cycles, 900-cycle (4.5 us) round trip.  The 295 cycles
 #: not spent in handlers or the network are ``t_extra``.
 STACHE_MACRO: Mapping[str, float] = {
@@ -127,10 +127,10 @@ class PolicyParams:
         processor).
     nodes : int or array of int, default 2
         Number of SMP nodes (>= 2).  Every request goes to a node other than
-        the requester's, chosen uniformly (000's microbenchmarks: two nodes).
+        the requester's, chosen uniformly (Falsafi and Wood's (1997) microbenchmarks: two nodes).
     C : float or array, optional
         Mean computation time between two requests of one thread, cycles.
-        Computation times are exponentially distributed (as in 000).
+        Computation times are exponentially distributed (as in Falsafi and Wood 1997).
     U : float or array, optional
         Thread compute-utilization in the absence of contention,
         ``U = C / (C + L_min)`` in ``[0, 1)``; then ``C = U L_min / (1 - U)``
@@ -150,7 +150,7 @@ class PolicyParams:
         Interrupt overhead: delivering and returning from an interrupt, paid
         by a computing processor (and occupying the protocol-processor role)
         each time a message arrives when no processor of the node is idle.
-        Floating and Single only.  000 uses 200 (1 us) and 2000 (10 us).
+        Floating and Single only.  Falsafi and Wood 1997 use 200 (1 us) and 2000 (10 us).
     o_direct : float or array, default 40
         Direct overhead of a floating protocol processor per handler:
         assuming and relinquishing the protocol-processor role (disabling and
@@ -198,7 +198,7 @@ class PolicyParams:
 
     References
     ----------
-    .. [1] B. Falsafi and D. A. Wood, HPCA 1997 (paper 000), sections 2, 5, 6.
+    .. [1] B. Falsafi and D. A. Wood, HPCA 1997, sections 2, 5, 6.
 
     Examples
     --------
@@ -272,7 +272,7 @@ class PolicyParams:
 
     @property
     def L_min(self) -> Any:
-        """Zero-load round trip under Fixed (``L_min`` of 000), cycles."""
+        """Zero-load round trip under Fixed (``L_min`` of Falsafi and Wood 1997), cycles."""
         return scalar_or_array(np.asarray(self.handler_sum, float) + 2.0 * np.asarray(self.L, float)
                                + np.asarray(self.t_transfer, float)
                                + np.asarray(self.t_extra, float))
@@ -306,7 +306,7 @@ class PolicyParams:
 
 
 def preset(name: str, **overrides: Any) -> PolicyParams:
-    """Parameters of a named workload of 000 with optional overrides.
+    """Parameters of a named workload of Falsafi and Wood 1997 with optional overrides.
 
     Parameters
     ----------
@@ -880,11 +880,11 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
 
     References
     ----------
-    .. [1] B. Falsafi and D. A. Wood, HPCA 1997 (paper 000), sections 3 to 5.
+    .. [1] B. Falsafi and D. A. Wood, HPCA 1997, sections 3 to 5.
 
     Examples
     --------
-    Null-handler protocol, two processors per node, U = 0.7 (000, Figure 3):
+    Null-handler protocol, two processors per node, U = 0.7 (Falsafi and Wood 1997, Figure 3):
 
     >>> prm = preset("null-handler", p=2, U=0.7)
     >>> fx, fl = solve(prm, "fixed"), solve(prm, "floating")
@@ -949,7 +949,7 @@ def compare(params: PolicyParams, **options: Any) -> PolicyComparison:
 
     References
     ----------
-    .. [1] B. Falsafi and D. A. Wood, HPCA 1997 (paper 000), Figures 3 and 4.
+    .. [1] B. Falsafi and D. A. Wood, HPCA 1997, Figures 3 and 4.
 
     Examples
     --------
@@ -970,7 +970,7 @@ def compare(params: PolicyParams, **options: Any) -> PolicyComparison:
 
 
 def whatif_table(p: Any = (2, 4), U: Any = (0.3, 0.7)) -> Any:
-    """Floating/Fixed and Single/Fixed on 000's null-handler and fetch-block presets.
+    """Floating/Fixed and Single/Fixed on Falsafi and Wood's (1997) null-handler and fetch-block presets.
 
     Used by the default ``smp-contention`` what-if report.
 
@@ -1041,7 +1041,7 @@ def equations() -> dict[str, Any]:
 
     References
     ----------
-    .. [1] B. Falsafi and D. A. Wood, HPCA 1997 (paper 000), sections 3 to 5.
+    .. [1] B. Falsafi and D. A. Wood, HPCA 1997, sections 3 to 5.
 
     Examples
     --------
