@@ -795,6 +795,131 @@ def _shared_ctmc(a: Mapping[str, np.ndarray], *, n_max: int, max_states: int,
                      **{n: scalar_or_array(np.asarray(v, float)) for n, v in vals.items()})
 
 
+# ---------------------------------------------------------------------------
+# key-aware approximation of the shared queue
+# ---------------------------------------------------------------------------
+
+_KEYED_MMAX = 800   # pool states of the key-aware birth-death chain
+_KEYED_ITER = 300   # fixed-point iterations at most
+
+
+def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: float,
+                 fn: float) -> dict[str, Any]:
+    """Key-aware decomposition of one shared PDQ point (see :func:`solve`, Notes)."""
+    fk = max(1.0 - fs - fn, 0.0)
+    lam_k, lam_n, lam_s = lam * fk, lam * fn, lam * fs
+    lam_i = lam_k * p
+    ac = (1.0 + cs2) / 2.0
+    keff = 1.0 / float(np.sum(p * p))
+    lam_p = lam_k + lam_n
+    phi = lam_k / lam_p if lam_p > 0 else 0.0
+    m = np.arange(_KEYED_MMAX + 1, dtype=float)
+    Wp, C, v = 0.0, 0.0, 0.0
+    out: dict[str, Any] = {"sat": "", "conv": False}
+    if lam * S >= k:
+        out["sat"] = "processors"
+        return out
+    if lam_s * S >= 1.0:
+        out["sat"] = "processors"
+        return out
+    for it in range(_KEYED_ITER):
+        if v >= 1.0:
+            out["sat"] = "processors"
+            return out
+        B = S + Wp
+        rho = lam_i * B
+        if rho.size and rho[0] >= 1.0:
+            out["sat"] = "key"
+            return out
+        EB2 = S * S * (1.0 + cs2) + 2.0 * S * Wp + 2.0 * Wp * Wp
+        Wkey = lam_i * EB2 / (2.0 * (1.0 - rho))
+        rbar = float(np.sum(p * rho))
+        # pool of eligible handlers: keys with a backlog hold one place each
+        if lam_p > 0:
+            births = lam_n + lam_k * np.maximum(keff - phi * m, 0.0) / keff
+            deaths = np.minimum(k, m) * (1.0 - v) / S * (1.0 - phi * rbar)
+            with np.errstate(divide="ignore"):
+                logr = np.log(np.maximum(births[:-1], 1e-300)) - np.log(
+                    np.maximum(deaths[1:], 1e-300))
+            logr = np.where(births[:-1] > 0, logr, -np.inf)
+            logp = np.concatenate([[0.0], np.cumsum(logr)])
+            w = np.exp(logp - logp.max())
+            pi = w / w.sum()
+            if pi[-1] > 1e-9:
+                out["sat"] = "processors"
+                return out
+            Lq = float(np.sum(pi * np.maximum(m - k, 0.0)))
+            busy = float(np.sum(pi * np.minimum(m, k)))
+            Wp_new = ac * Lq / lam_p
+        else:
+            Lq, busy, Wp_new = 0.0, 0.0, 0.0
+        # a sequential handler waits for every earlier handler: the running
+        # ones drain (longest residual) and the backlog ahead is worked off
+        drain = ac * S * float(_harmonic(np.asarray(busy)))
+        backlog = lam_i * Wkey
+        clear = drain + max(float(backlog.max(initial=0.0)) * S,
+                            (float(backlog.sum()) + Lq) * S / k)
+        v_new = lam_s * (clear + S)
+        done = abs(Wp_new - Wp) <= 1e-10 * (S + Wp) and abs(clear - C) <= 1e-10 * (S + C)
+        Wp = 0.5 * Wp + 0.5 * Wp_new
+        C = 0.5 * C + 0.5 * clear
+        v = 0.5 * v + 0.5 * v_new
+        if done:
+            out["conv"] = True
+            break
+    B = S + Wp
+    rho = lam_i * B
+    EB2 = S * S * (1.0 + cs2) + 2.0 * S * Wp + 2.0 * Wp * Wp
+    Wkey = lam_i * EB2 / (2.0 * (1.0 - rho))
+    E1 = C + S
+    E2 = E1 * E1 + cs2 * S * S + C * C
+    Wres = lam_s * E2 / 2.0                       # arrivals blocked by a sequential episode
+    R_k = float(np.sum(p * (Wkey + B)))
+    R = fk * (R_k + Wres) + fn * (Wp + S + Wres) + fs * (Wp + C + S)
+    conflict = float(np.sum(p * rho))
+    out.update(R=R, conflict=conflict, iterations=it + 1)
+    return out
+
+
+def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
+    """The shared queue by the key-aware approximation, point by point."""
+    shape = a["lam"].shape
+    R = np.full(shape, np.nan)
+    conf = np.full(shape, np.nan)
+    sat = np.zeros(shape, dtype=bool)
+    bott = np.full(shape, "", dtype=object)
+    cache: dict[tuple[int, float], np.ndarray] = {}
+    for idx in np.ndindex(shape):
+        g = {n: float(v[idx]) for n, v in a.items()}
+        key = (int(g["n_keys"]), g["key_skew"])
+        if key not in cache:
+            cache[key] = key_probabilities(*key)
+        r = _keyed_point(g["avail"], g["lam"], g["Sp"], g["cs2"], cache[key],
+                         g["f_sequential"], g["f_nosync"])
+        if r["sat"]:
+            sat[idx], bott[idx] = True, r["sat"]
+            continue
+        if not r["conv"]:
+            from mva.errors import report_nonconvergence
+            report_nonconvergence("warn", f"pdq keyed: no fixed point after {_KEYED_ITER} "
+                                  f"iterations at k={g['k']:.0f}, "
+                                  f"load={g['lam'] * g['Sp'] / g['avail']:.3g}",
+                                  iterations=_KEYED_ITER)
+        R[idx], conf[idx] = r["R"], r["conflict"]
+    lam = a["lam"]
+    nan = np.where(sat, np.nan, 1.0)
+    busy = lam * a["Sp"]
+    vals = dict(response_time=R * nan, waiting_time=(R - a["Sp"]) * nan,
+                response_time_s=R / a["clock_hz"] * nan, throughput=lam * nan,
+                utilization=np.minimum(busy / a["avail"], 1.0) * nan, busy_processors=busy * nan,
+                mean_in_system=lam * R * nan, conflict_probability=conf * nan,
+                available_processors=a["avail"])
+    sat_v: Any = bool(sat) if np.ndim(sat) == 0 else np.asarray(sat)
+    bott_v: Any = str(bott) if np.ndim(bott) == 0 else np.asarray(bott, dtype=object)
+    return PDQResult(discipline="shared", saturated=sat_v, bottleneck=bott_v, method="keyed",
+                     **{n: scalar_or_array(np.asarray(v, float)) for n, v in vals.items()})
+
+
 def _partitioned(a: Mapping[str, np.ndarray]) -> PDQResult:
     from mva.open import mg1
 
@@ -891,7 +1016,7 @@ def _spinlock(a: Mapping[str, np.ndarray]) -> PDQResult:
 
 
 #: solution methods of the shared queue (:func:`solve`)
-METHODS = ("birth-death", "ctmc", "auto")
+METHODS = ("birth-death", "keyed", "ctmc", "auto")
 
 
 def solve(params: PDQParams, discipline: str = "shared", *,
@@ -975,6 +1100,8 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     if method == "birth-death":
         res = {"shared": _shared, "partitioned": _partitioned,
                "spinlock": _spinlock}[discipline](a)
+    elif method == "keyed":
+        res = _shared_keyed(a)
     else:
         n_max_ = int(check_integer("n_max", n_max, minimum=2))
         ms = int(check_integer("max_states", max_states, minimum=1))
