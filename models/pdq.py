@@ -587,7 +587,7 @@ _NOSYNC, _SEQ = -1, -2
 #: default largest chain :func:`solve` builds for ``method="ctmc"`` (states)
 CTMC_MAX_STATES = 20_000
 #: largest probability the truncated chain may leave at its population limit
-CTMC_TRUNCATION_TOL = 1e-4
+CTMC_TRUNCATION_TOL = 1e-6
 
 
 def _ctmc_point(k: int, lam: float, S: float, cs2: float, n_keys: int, skew: float,
@@ -800,7 +800,7 @@ def _shared_ctmc(a: Mapping[str, np.ndarray], *, n_max: int, max_states: int,
 # ---------------------------------------------------------------------------
 
 _KEYED_MMAX = 800   # pool states of the key-aware birth-death chain
-_KEYED_ITER = 300   # fixed-point iterations at most
+_KEYED_ITER = 5000  # fixed-point iterations at most
 
 
 def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: float,
@@ -861,9 +861,10 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
                             (float(backlog.sum()) + Lq) * S / k)
         v_new = lam_s * (clear + S)
         done = abs(Wp_new - Wp) <= 1e-10 * (S + Wp) and abs(clear - C) <= 1e-10 * (S + C)
-        Wp = 0.5 * Wp + 0.5 * Wp_new
-        C = 0.5 * C + 0.5 * clear
-        v = 0.5 * v + 0.5 * v_new
+        om = 0.5
+        Wp = (1.0 - om) * Wp + om * Wp_new
+        C = (1.0 - om) * C + om * clear
+        v = (1.0 - om) * v + om * v_new
         if done:
             out["conv"] = True
             break
