@@ -822,6 +822,12 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     if lam_s * S >= 1.0:
         out["sat"] = "processors"
         return out
+    if k <= 1.0:
+        # one processor: keys, nosync and sequential handlers alike run one at a
+        # time in arrival order -- an M/G/1 queue, exactly
+        out.update(R=S + lam * S * S * (1.0 + cs2) / (2.0 * (1.0 - lam * S)),
+                   conflict=float(np.sum(p * lam_i)) * S, conv=True, iterations=0)
+        return out
     for it in range(_KEYED_ITER):
         if v >= 1.0:
             out["sat"] = "processors"
