@@ -803,6 +803,27 @@ _KEYED_MMAX = 800   # pool states of the key-aware birth-death chain
 _KEYED_ITER = 5000  # fixed-point iterations at most
 
 
+def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-key M/G/1 queues with an exceptional first service (Welch 1964).
+
+    A handler that finds its key idle enters the pool of eligible handlers and
+    waits ``Wp`` for a processor, ``B0 = Wp + S``; one released by its key's
+    predecessor has an older arrival number than the fresh arrivals and takes
+    the processor just freed, ``B1 = S``.  Returns ``(P0, Wq, R)``: the
+    probability that an arrival finds its key idle
+    ``P0 = (1 - rho1) / (1 - rho1 + rho0)``, the mean wait behind the key
+    ``Wq = lambda (P0 E[B0^2] + (1 - P0) E[B1^2]) / (2 (1 - rho1))`` and the
+    response ``Wq + P0 B0 + (1 - P0) B1``.
+    """
+    EB1 = S * S * (1.0 + cs2)
+    EB0 = EB1 + 2.0 * S * Wp + 2.0 * Wp * Wp      # pool wait taken exponential
+    rho0, rho1 = lam_i * (S + Wp), lam_i * S
+    P0 = (1.0 - rho1) / (1.0 - rho1 + rho0)
+    Wq = lam_i * (P0 * EB0 + (1.0 - P0) * EB1) / (2.0 * (1.0 - rho1))
+    return P0, Wq, Wq + P0 * (S + Wp) + (1.0 - P0) * S
+
+
 def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: float,
                  fn: float) -> dict[str, Any]:
     """Key-aware decomposition of one shared PDQ point (see :func:`solve`, Notes)."""
@@ -822,6 +843,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     if lam_s * S >= 1.0:
         out["sat"] = "processors"
         return out
+    if lam_i.size and lam_i[0] * S >= 1.0:
+        out["sat"] = "key"
+        return out
     if k <= 1.0:
         # one processor: keys, nosync and sequential handlers alike run one at a
         # time in arrival order -- an M/G/1 queue, exactly
@@ -832,18 +856,12 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         if v >= 1.0:
             out["sat"] = "processors"
             return out
-        B = S + Wp
-        rho = lam_i * B
-        if rho.size and rho[0] >= 1.0:
-            out["sat"] = "key"
-            return out
-        EB2 = S * S * (1.0 + cs2) + 2.0 * S * Wp + 2.0 * Wp * Wp
-        Wkey = lam_i * EB2 / (2.0 * (1.0 - rho))
-        rbar = float(np.sum(p * rho))
+        P0, Wkey, _ = _key_queues(lam_i, S, cs2, Wp)
+        rbar = float(np.sum(p * (1.0 - P0)))
         # pool of eligible handlers: keys with a backlog hold one place each
         if lam_p > 0:
             births = lam_n + lam_k * np.maximum(keff - phi * m, 0.0) / keff
-            deaths = np.minimum(k, m) * (1.0 - v) / S * (1.0 - phi * rbar)
+            deaths = np.minimum(k, m) * (1.0 - v) / S
             with np.errstate(divide="ignore"):
                 logr = np.log(np.maximum(births[:-1], 1e-300)) - np.log(
                     np.maximum(deaths[1:], 1e-300))
@@ -874,16 +892,13 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         if done:
             out["conv"] = True
             break
-    B = S + Wp
-    rho = lam_i * B
-    EB2 = S * S * (1.0 + cs2) + 2.0 * S * Wp + 2.0 * Wp * Wp
-    Wkey = lam_i * EB2 / (2.0 * (1.0 - rho))
+    P0, Wkey, Ri = _key_queues(lam_i, S, cs2, Wp)
     E1 = C + S
     E2 = E1 * E1 + cs2 * S * S + C * C
     Wres = lam_s * E2 / 2.0                       # arrivals blocked by a sequential episode
-    R_k = float(np.sum(p * (Wkey + B)))
+    R_k = float(np.sum(p * Ri))
     R = fk * (R_k + Wres) + fn * (Wp + S + Wres) + fs * (Wp + C + S)
-    conflict = float(np.sum(p * rho))
+    conflict = float(np.sum(p * (1.0 - P0)))
     out.update(R=R, conflict=conflict, iterations=it + 1)
     return out
 
@@ -1027,7 +1042,7 @@ METHODS = ("birth-death", "keyed", "ctmc", "auto")
 
 
 def solve(params: PDQParams, discipline: str = "shared", *,
-          on_saturation: str = "flag", method: str = "birth-death", n_max: int = 64,
+          on_saturation: str = "flag", method: str | None = None, n_max: int = 64,
           max_states: int = CTMC_MAX_STATES, max_order: int = 4) -> PDQResult:
     """Mean response time of protocol handlers under one dispatch discipline.
 
@@ -1099,6 +1114,8 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     """
     check_choice("discipline", discipline, DISCIPLINES)
     check_choice("on_saturation", on_saturation, ("flag", "raise"))
+    if method is None:
+        method = "birth-death"
     check_choice("method", method, METHODS)
     if method != "birth-death" and discipline != "shared":
         raise ValueError(f"method={method!r} applies to discipline='shared' only; got "
