@@ -853,7 +853,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
                    conflict=float(np.sum(p * lam_i)) * S, conv=True, iterations=0)
         return out
     for it in range(_KEYED_ITER):
-        if v >= 1.0:
+        if v >= 1.0 or lam * (1.0 - fs) * S >= k * (1.0 - v):
             out["sat"] = "processors"
             return out
         P0, Wkey, _ = _key_queues(lam_i, S, cs2, Wp)
@@ -861,7 +861,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         # pool of eligible handlers: keys with a backlog hold one place each
         if lam_p > 0:
             births = lam_n + lam_k * np.maximum(keff - phi * m, 0.0) / keff
-            deaths = np.minimum(k, m) * (1.0 - v) / S
+            deaths = np.minimum(k, m) / S
             with np.errstate(divide="ignore"):
                 logr = np.log(np.maximum(births[:-1], 1e-300)) - np.log(
                     np.maximum(deaths[1:], 1e-300))
@@ -895,9 +895,12 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     P0, Wkey, Ri = _key_queues(lam_i, S, cs2, Wp)
     E1 = C + S
     E2 = E1 * E1 + cs2 * S * S + C * C
-    Wres = lam_s * E2 / 2.0                       # arrivals blocked by a sequential episode
+    # arrivals blocked by a sequential episode, and the backlog it leaves, worked
+    # off with the spare capacity (fluid): lambda_s E[E^2] / 2 / (1 - rho_eff)
+    rho_eff = lam * (1.0 - fs) * S / (k * (1.0 - v))
+    Wres = lam_s * E2 / 2.0 / (1.0 - rho_eff)
     R_k = float(np.sum(p * Ri))
-    R = fk * (R_k + Wres) + fn * (Wp + S + Wres) + fs * (Wp + C + S)
+    R = fk * (R_k + Wres) + fn * (Wp + S + Wres) + fs * (Wp + Wres + C + S)
     conflict = float(np.sum(p * (1.0 - P0)))
     out.update(R=R, conflict=conflict, iterations=it + 1)
     return out
