@@ -379,12 +379,17 @@ def test_ctmc_too_large_is_a_clear_error_and_auto_falls_back():
 
 @given(pdq_st)
 def test_keyed_shared_never_worse_than_static_partitioning(kw):
-    assume(kw["f_sequential"] + kw["f_nosync"] <= 1.0)
+    # without sequential handlers: with them the partitioned model keeps the
+    # older, more optimistic vacation treatment, so the two are not alike
+    # (documented in docs/models/pdq.rst as not done)
+    kw["f_sequential"] = 0.0
+    assume(kw["f_nosync"] <= 1.0)
     kw["multiplexed"] = False
     prm = PDQParams(**kw)
     sh = solve(prm, "shared", method="keyed")
     pt = solve(prm, "partitioned")
-    if not pt.saturated and not sh.saturated:
+    if not pt.saturated:
+        assert not sh.saturated
         assert sh.response_time <= pt.response_time * (1 + 1e-9)
 
 

@@ -59,9 +59,9 @@ def test_keyed_beats_birth_death_on_the_design(errors):
 
 def test_keyed_accuracy_on_the_design(errors):
     k = np.abs(errors["keyed"])
-    # measured on this subsample (16 points, 50 000 handlers each): mean 9.4%,
-    # max 30.4% (birth-death: mean 32.2%, max 81%); bounds = measured plus a
+    # measured on this subsample (16 points, 50 000 handlers each): mean 11.6%,
+    # max 34.3% (birth-death: mean 39.4%, max 81%); bounds = measured plus a
     # margin for the noise of the short simulations (2.5 and 10 points).  The
     # issue's targets (3% / 15%) are NOT met: see docs/models/pdq.rst.
-    assert k.mean() <= 0.12
-    assert k.max() <= 0.40
+    assert k.mean() <= 0.14
+    assert k.max() <= 0.45
