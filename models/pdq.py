@@ -1102,6 +1102,15 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     and run alone; the pool is treated as unavailable for a fraction
     ``v = lambda f_seq (S' + drain)`` of the time, ``S_eff = S' / (1 - v)``.
     Waiting times carry the factor ``(1 + cs2) / 2``.
+    *Key-aware shared queue* (``method="keyed"``): per-key M/G/1 queues with
+    an exceptional first service (the pool wait) over a birth-death pool of
+    eligible handlers bounded by the keys present, and sequential episodes
+    (the queue ahead empties, then one handler runs alone) that block every
+    later arrival; exact for one key, for one processor and for no more keys
+    than processors; see ``docs/models/pdq.rst`` for the equations and the
+    measured accuracy.  *Exact chain* (``method="ctmc"``): the CTMC of the
+    PDQ dispatch rules with phase-type handler times (:mod:`mva.markov`,
+    :func:`mva.phasetype.fit`), for small configurations only.
 
     References
     ----------
