@@ -172,7 +172,7 @@ class INIParams:
     S: Any = param(symbol="S", meaning="PEs per cluster (default N K)", unit="", kind="int",
                    low=1, optional=True, default=None, cli=False)
     K: Any = param(symbol="K", meaning="INI nodes per cluster", unit="", kind="int", low=1,
-                   valid=(1, 8), default=1)
+                   valid=(1, 8), scale="log", default=1)
     clusters: int = param(symbol="clusters", meaning="number of clusters", unit="", kind="int",
                           low=2, valid=(2, 64), scale="log", default=2)
     dispatch: str = param(symbol="dispatch", meaning="how a cluster's messages are spread "
