@@ -134,8 +134,13 @@ class LoPCParams:
             raise ValueError("LoPCParams: array parameters must broadcast together; got shapes "
                              f"P={P.shape}, W={W.shape}, o={o.shape}, L={L.shape}, "
                              f"cs2={c.shape}") from None
-        if np.any(W + 2 * L + 2 * o <= 0):
+        with np.errstate(over="ignore"):
+            r0 = W + 2 * L + 2 * o
+        if np.any(r0 <= 0):
             raise ValueError("W + 2L + 2o (the contention-free round trip) must be > 0; got 0")
+        if not np.all(np.isfinite(r0)):
+            raise ValueError("W + 2L + 2o (the contention-free round trip) must be a finite "
+                             f"number of cycles; got {float(np.max(r0))} (W, L and o too large)")
         object.__setattr__(self, "P", int(P) if P.ndim == 0 else P)
 
     @property
