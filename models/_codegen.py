@@ -18,10 +18,23 @@ import importlib
 import sys
 from pathlib import Path
 
-__all__ = ["MODELS", "generate", "main"]
+__all__ = ["MODELS", "generate", "lambdified", "main"]
 
 #: models with a shipped generated module
 MODELS = ("lopc", "ini")
+
+def lambdified(model: str) -> dict[str, object]:
+    """A model's generated functions lambdified from SymPy now (the reference for the tests).
+
+    ``model`` is ``"lopc"`` or ``"ini"``; the result has the keys of the
+    model's ``_compiled()``.
+    """
+    from mva.symbolic import lambdify
+
+    spec = importlib.import_module(f"models.{model}")._codegen_spec()
+    out = {k: lambdify(a, e, horner_in=h) for k, (a, e, h) in spec["functions"].items()}
+    return {**out, **spec["constants"]}
+
 
 _HEADER = '''"""Generated from ``models.{model}._codegen_spec`` by ``python -m models._codegen``.
 

@@ -322,11 +322,9 @@ def _codegen_spec() -> dict[str, Any]:
 
 def _compiled_sympy() -> dict[str, Any]:
     """The functions of :func:`_compiled` lambdified from SymPy now (the reference)."""
-    from mva.symbolic import lambdify
+    from models._codegen import lambdified
 
-    spec = _codegen_spec()
-    out = {k: lambdify(a, e, horner_in=h) for k, (a, e, h) in spec["functions"].items()}
-    return {**out, **spec["constants"]}
+    return lambdified("lopc")
 
 
 @functools.lru_cache(maxsize=None)
