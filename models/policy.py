@@ -727,12 +727,8 @@ def _network_fits(a: Mapping[str, np.ndarray]) -> bool:
 def _network_formulas(a: Mapping[str, np.ndarray], policy: str, *, method: str, tol: float,
                       max_iter: int, on_fail: str) -> dict[str, Any]:
     """Solve every unique parameter point by closed-network MVA and broadcast back."""
-    names = ("p", "nodes", "o_req", "o_reply", "o_resp", "L", "O_int", "o_direct", "o_indirect",
-             "t_transfer", "o_dispatch", "t_extra", "handler_cs2", "C")
+    names, uniq, inv = _unique_points(a)
     shape = a["p"].shape
-    M = np.stack([np.ravel(a[k]) for k in names], axis=1) if a["p"].size else np.zeros((0, 14))
-    uniq, inv = np.unique(M, axis=0, return_inverse=True)
-    inv = np.ravel(inv)
     fixed = policy == "fixed"
     n_c = (a["p"] - 1.0) if fixed else a["p"]
     if method == "auto":
@@ -757,8 +753,26 @@ def _network_formulas(a: Mapping[str, np.ndarray], policy: str, *, method: str, 
         from mva.errors import report_nonconvergence
         report_nonconvergence(on_fail, f"policy model ({method} MVA) did not converge at "
                               f"{int(np.sum(~conv))} of {conv.size} points")
+    return _assemble(a, policy, col, saturated=col["U"] >= SATURATION_THRESHOLD,
+                     method=f"{method}-mva")
+
+
+def _unique_points(a: Mapping[str, np.ndarray]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """The distinct parameter points of a grid (rows of ``uniq``) and the map back (``inv``)."""
+    names = ("p", "nodes", "o_req", "o_reply", "o_resp", "L", "O_int", "o_direct", "o_indirect",
+             "t_transfer", "o_dispatch", "t_extra", "handler_cs2", "C")
+    M = np.stack([np.ravel(a[k]) for k in names], axis=1) if a["p"].size else np.zeros((0, 14))
+    uniq, inv = np.unique(M, axis=0, return_inverse=True)
+    return names, uniq, np.ravel(inv)
+
+
+def _assemble(a: Mapping[str, np.ndarray], policy: str, col: Mapping[str, np.ndarray], *,
+              saturated: np.ndarray, method: str) -> dict[str, Any]:
+    """The result fields from per-point residences, utilization and interrupt probability."""
+    fixed = policy == "fixed"
+    n_c = (a["p"] - 1.0) if fixed else a["p"]
     R, X, D = col["R"], col["X"], col["D"]
-    R0 = a["C"] + col["D"] - col["P_int"] * (0.0 if fixed else a["O_int"]) + (
+    R0 = a["C"] + D - col["P_int"] * (0.0 if fixed else a["O_int"]) + (
         a["t_extra"] + (a["t_transfer"] if fixed else 0.0) + 2.0 * a["L"])
     return dict(compute_processors=n_c, cycle_time=R, throughput=X, round_trip=R - col["R_w"],
                 compute_residence=col["R_w"], R_request=col["R_q"], R_reply=col["R_y"],
@@ -768,9 +782,8 @@ def _network_formulas(a: Mapping[str, np.ndarray], policy: str, *, method: str, 
                 throughput_bound=np.minimum(n_c / R0, 1.0 / D),
                 execution_time=a["iterations"] / X,
                 execution_time_s=a["iterations"] / X / a["clock_hz"],
-                saturated=col["U"] >= SATURATION_THRESHOLD, converged=conv,
-                method=f"{method}-mva", iterations=int(np.max(col["it"])),
-                residual=float(np.max(col["res"])))
+                saturated=saturated, converged=col["conv"], method=method,
+                iterations=int(np.max(col["it"])), residual=float(np.max(col["res"])))
 
 
 def _node_formulas(a: Mapping[str, np.ndarray], policy: str, *, tol: float, max_iter: int,
@@ -778,12 +791,8 @@ def _node_formulas(a: Mapping[str, np.ndarray], policy: str, *, tol: float, max_
     """Solve every unique point by the node-level Markov chain (:mod:`models._policy_node`)."""
     from models._policy_node import solve_point
 
-    names = ("p", "nodes", "o_req", "o_reply", "o_resp", "L", "O_int", "o_direct", "o_indirect",
-             "t_transfer", "o_dispatch", "t_extra", "handler_cs2", "C")
+    names, uniq, inv = _unique_points(a)
     shape = a["p"].shape
-    M = np.stack([np.ravel(a[k]) for k in names], axis=1) if a["p"].size else np.zeros((0, 14))
-    uniq, inv = np.unique(M, axis=0, return_inverse=True)
-    inv = np.ravel(inv)
     rows = [solve_point({k: float(x) for k, x in zip(names, u)}, policy,
                         tol=max(tol, 1e-9), max_iter=min(max_iter, 500)) for u in uniq]
     if not rows:
@@ -794,24 +803,10 @@ def _node_formulas(a: Mapping[str, np.ndarray], policy: str, *, tol: float, max_
         from mva.errors import report_nonconvergence
         report_nonconvergence(on_fail, f"policy model (node chain) did not converge at "
                               f"{int(np.sum(~conv))} of {conv.size} points")
-    fixed = policy == "fixed"
-    n_c = (a["p"] - 1.0) if fixed else a["p"]
-    R, X, D = col["R"], col["X"], col["D"]
-    R0 = a["C"] + D - col["P_int"] * (0.0 if fixed else a["O_int"]) + (
-        a["t_extra"] + (a["t_transfer"] if fixed else 0.0) + 2.0 * a["L"])
     # saturated: the protocol processor is (nearly) always busy, or the chain's reply queue
     # reached its cap often enough to matter (then the values are not steady-state means)
     sat = (col["U"] >= SATURATION_THRESHOLD) | (col["P_blk"] > 1e-3)
-    return dict(compute_processors=n_c, cycle_time=R, throughput=X, round_trip=R - col["R_w"],
-                compute_residence=col["R_w"], R_request=col["R_q"], R_reply=col["R_y"],
-                R_response=col["R_r"], pp_utilization=col["U"], pp_demand=D,
-                all_busy_probability=col["P_all"], interrupt_probability=col["P_int"],
-                interrupts_per_request=col["P_int"],
-                throughput_bound=np.minimum(n_c / R0, 1.0 / D),
-                execution_time=a["iterations"] / X,
-                execution_time_s=a["iterations"] / X / a["clock_hz"],
-                saturated=sat, converged=conv, method="node-chain",
-                iterations=int(np.max(col["it"])), residual=float(np.max(col["res"])))
+    return _assemble(a, policy, col, saturated=sat, method="node-chain")
 
 
 def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> PolicyResult:
