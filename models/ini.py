@@ -875,7 +875,7 @@ def _solve_node_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
     S = N * K
     sources = max(1, int(round(S * (clusters - 1))))
     if dispatch == "shared":
-        station = {"visits": 4.0, "threads": S, "sources": max(1, math.ceil(2 * S)),
+        station: dict[str, Any] = {"visits": 4.0, "threads": S, "sources": max(1, math.ceil(2 * S)),
                    "servers": int(K), "S": O, "cs2": cO, "phi": 1.0}
     else:
         phi: Any = 1.0

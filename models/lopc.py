@@ -428,6 +428,14 @@ def _symmetric_exact(P: np.ndarray, W: np.ndarray, o: np.ndarray, L: np.ndarray,
     ct = (c - 1.0) / 2.0
     n = P.size
     keys = ("R", "R_w", "R_q", "R_y", "Q_q", "Q_y")
+    # floats on the scalar fast path, arrays on the vector path
+    Qp: Any
+    Qa: Any
+    Qy: Any
+    X: Any
+    Pm1: Any
+    Ua: Any
+    Up: Any
     if n == 1:                                  # scalar fast path (plain floats)
         Pf, Wf, of, Lf, cf = float(P[0]), float(W[0]), float(o[0]), float(L[0]), float(ct[0])
         Qp = Qa = Qy = X = 0.0
@@ -528,7 +536,7 @@ def _solve_network(p: LoPCParams, method: str, opts: Mapping[str, Any],
                              f"{sorted(opts)} with method={method!r}")
         v0 = _symmetric_exact(*flat)
         v: dict[str, Any] = {k: v0[k].reshape(shape) for k in keys}
-        conv = np.ones(shape, dtype=bool)
+        conv: np.ndarray = np.ones(shape, dtype=bool)
         iters, resid, used = int(np.max(flat[0])), 0.0, {"exact"}
     else:
         if np.any(flat[0] > ENGINE_MAX_P):
