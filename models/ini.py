@@ -865,7 +865,10 @@ def _per_point(p: INIParams, names: tuple[str, ...], point: Any,
     conv = np.ones(flat[0].size, dtype=bool)
     iters, resid = 0, 0.0
     cache: dict[tuple[float, ...], dict[str, Any]] = {}
-    for i in range(flat[0].size):
+    from mva.progress import progress
+
+    n = flat[0].size     # a bar on a terminal once the points take more than two seconds
+    for i in progress(range(n), total=n, desc="ini points", delay=2.0):
         key = tuple(float(a[i]) for a in flat)
         if key not in cache:
             cache[key] = point(*key)

@@ -490,7 +490,10 @@ def _solve_node(p: LoPCParams, *, tol: float, max_iter: int, on_fail: str) -> di
     conv = np.ones(flat[0].size, dtype=bool)
     iters, resid = 0, 0.0
     cache: dict[tuple[float, ...], dict[str, Any]] = {}
-    for i in range(flat[0].size):
+    from mva.progress import progress
+
+    n = flat[0].size     # a bar on a terminal once the chains take more than two seconds
+    for i in progress(range(n), total=n, desc="lopc node chains", delay=2.0):
         P, W, o, L, c = key = tuple(float(a[i]) for a in flat)
         if key not in cache:
             if o == 0.0:          # no handler time: no contention at all
