@@ -30,12 +30,19 @@ Designs
 * ``policy``: every declared field; each point is simulated under the three
   policies (Fixed only when ``p >= 2``).
 * ``pdq``: ``k, load, S, cs2, n_keys, key_skew, f_sequential, f_nosync``
-  (dedicated processors: the interrupt, scheduling and lock costs have no
-  simulator counterpart).  The design's ``load`` is read as a fraction of
-  the largest load the key-aware model calls stable (bisection), since with
-  few keys the nominal load can exceed what the serialised keys allow.
-  ``partitioned`` points have uniform keys, no sequential handlers and
-  ``n_keys`` a multiple of ``k`` (what the simulator routes exactly).
+  under four variants: the ``shared`` queue, ``partitioned`` queues, the
+  ``spinlock`` discipline (plus ``o_lock``) and ``multiplexed`` processors
+  (the shared queue on SMP processors that also compute, plus
+  ``compute_utilization``, ``O_int`` and ``o_sched``).  The variants' own
+  fields come from a second Sobol design with a seed derived from the
+  design's, so the shared and partitioned points do not depend on them.
+  The design's ``load`` is read as a fraction of the largest load the model
+  calls stable (bisection; the key-aware model for the shared queue, on
+  dedicated or multiplexed processors, the birth-death one otherwise),
+  since with few keys the nominal load can exceed what the serialised keys
+  allow.  ``partitioned`` points have
+  uniform keys, no sequential handlers and ``n_keys`` a multiple of ``k``
+  (what the simulator routes exactly).
 
 The handler and INI ``cs2`` is snapped to what the simulator draws
 (:func:`validation.model_accuracy.snap_cs2`), so model and simulator
@@ -58,7 +65,7 @@ import numpy as np
 
 from mva._validate import check_choice, check_integer
 
-__all__ = ["FAMILIES", "pdq_saturation_load", "VARIANTS", "MAP_MEASURES", "AXES", "TARGET_HW", "MAX_CYCLES",
+__all__ = ["FAMILIES", "pdq_saturation_load", "pdq_discipline", "PDQ_VARIANT_FIELDS", "VARIANTS", "MAP_MEASURES", "AXES", "TARGET_HW", "MAX_CYCLES",
            "MAP_VERSION", "design_points", "simulate_point", "simulate_family",
            "load_references", "model_values", "axis_values", "errors_of", "build_map",
            "references_path", "MAP_PATH", "TARGETS", "family_errors", "check_against_map", "CHECK_ALPHA", "main"]
@@ -68,7 +75,13 @@ FAMILIES = ("lopc", "ini", "policy", "pdq")
 #: simulated variants per family (policy; PDQ discipline); ``""`` for none
 VARIANTS: dict[str, tuple[str, ...]] = {"lopc": ("",), "ini": ("",),
                                         "policy": ("fixed", "floating", "single"),
-                                        "pdq": ("shared", "partitioned")}
+                                        "pdq": ("shared", "partitioned", "spinlock",
+                                                "multiplexed")}
+#: PDQ variants' own fields, drawn from a second design (seed derived from the
+#: design's seed) so that adding them leaves the other variants' points unchanged
+PDQ_VARIANT_FIELDS: dict[str, tuple[str, ...]] = {
+    "spinlock": ("o_lock",),
+    "multiplexed": ("compute_utilization", "O_int", "o_sched")}
 #: measures summarised in the map (the simulator's names, validation.compare.MEASURES)
 MAP_MEASURES: dict[str, tuple[str, ...]] = {"lopc": ("R", "R_q", "R_y"),
                                             "ini": ("R", "R_o"),
@@ -141,6 +154,18 @@ def pdq_saturation_load(fields: Mapping[str, Any], discipline: str = "shared", *
     return lo
 
 
+def pdq_discipline(variant: str) -> str:
+    """The :func:`models.pdq.solve` discipline of a PDQ map variant.
+
+    ``"multiplexed"`` is the shared queue on multiplexed processors
+    (``PDQParams(multiplexed=True)``); the other variants are disciplines.
+
+    >>> pdq_discipline("multiplexed"), pdq_discipline("spinlock")
+    ('shared', 'spinlock')
+    """
+    return "shared" if variant == "multiplexed" else (variant or "shared")
+
+
 def design_points(family: str, n: int, seed: int) -> list[dict[str, Any]]:
     """The ``n`` design points of ``family`` (scrambled Sobol, ``seed``), one dict each.
 
@@ -154,7 +179,7 @@ def design_points(family: str, n: int, seed: int) -> list[dict[str, Any]]:
     >>> len(pts), sorted(pts[0])
     (4, ['L', 'P', 'W', 'cs2', 'i', 'o', 'variant'])
     >>> len(design_points("pdq", 2, seed=1))
-    4
+    8
     """
     from mva.params import design
 
@@ -202,19 +227,26 @@ def design_points(family: str, n: int, seed: int) -> list[dict[str, Any]]:
         from models.pdq import PDQParams
         names = ("k", "load", "S", "cs2", "n_keys", "key_skew", "f_sequential", "f_nosync")
         d = design(PDQParams, n, seed=seed, vary=names)
+        extra = tuple(f for fs in PDQ_VARIANT_FIELDS.values() for f in fs)
+        dx = design(PDQParams, n, vary=extra,
+                    seed=int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
         for i in range(n):
             base = {k: py(d[k][i]) for k in names}
             base["k"], base["n_keys"] = int(base["k"]), int(base["n_keys"])
             base["cs2"] = snap_cs2(base["cs2"])
-            for disc in VARIANTS["pdq"]:
+            for variant in VARIANTS["pdq"]:
                 p = dict(base)
-                if disc == "partitioned":
+                p.update({f: float(dx[f][i]) for f in PDQ_VARIANT_FIELDS.get(variant, ())})
+                if variant == "multiplexed":
+                    p["multiplexed"] = True
+                if variant == "partitioned":
                     p["key_skew"] = 0.0
                     p["f_sequential"] = 0.0
                     p["n_keys"] = int(max(1, round(p["n_keys"] / p["k"])) * p["k"])
                 u = p.pop("load")
+                disc = pdq_discipline(variant)
                 p["load"] = float(u * pdq_saturation_load(p, disc))
-                out.append({**p, "variant": disc, "i": i})
+                out.append({**p, "variant": variant, "i": i})
     return out
 
 
@@ -268,7 +300,9 @@ def simulate_point(*, family: str, variant: str = "", seed: int, target: float =
     while True:
         runs += 1
         try:
-            d = simulate_measures(family, variant or None, cycles=cycles, seed=seed, **fields)
+            d = simulate_measures(family, (pdq_discipline(variant) if family == "pdq"
+                                           else variant) or None,
+                                  cycles=cycles, seed=seed, **fields)
         except SaturationError as e:
             return {"saturated": True, "cycles": cycles, "runs": runs,
                     "error": f"SaturationError: {e}"[:200]}
@@ -402,7 +436,7 @@ def model_values(family: str, variant: str, method: str,
         call_method = method
     else:
         opts = {"method": method}
-        call_method = variant
+        call_method = pdq_discipline(variant) if family == "pdq" else variant
     groups: dict[str, list[int]] = {}
     for j, p in enumerate(points):
         key = json.dumps({k: v for k, v in p.items() if isinstance(v, (str, bool)) or v is None},
@@ -804,8 +838,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for variant, r in res.items():
                 f, mp = r["fresh"], r["map"]
                 print(f"{fam} {variant}: {r['above']} of {r['n']} points above the map's p95 "
-                      f"(p = {r['p_value']:.3g}, {'consistent' if r['consistent'] else 'NOT'}"
-                      f" consistent); |e_R| fresh mean/p95/max "
+                      f"(p = {r['p_value']:.3g}, {'' if r['consistent'] else 'NOT '}"
+                      f"consistent); |e_R| fresh mean/p95/max "
                       f"{_fmt(f['mean'])}/{_fmt(f['p95'])}/{_fmt(f['max'])}%, map "
                       f"{_fmt(mp['mean'])}/{_fmt(mp['p95'])}/{_fmt(mp['max'])}%", flush=True)
                 bad += not r["consistent"]
