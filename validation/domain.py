@@ -757,11 +757,18 @@ def check_against_map(family: str, points: int, seed: int, *, method: str = "aut
     :math:`P(X \\ge k)` is below :data:`CHECK_ALPHA`.  The fresh mean, p95 and
     max of :math:`|e|` are returned beside the map's overall figures.
 
+    Where the map claims the method meets its issue target (:data:`TARGETS`:
+    mean, p95 and max all within bounds), the fresh sample must not refute
+    it: the count of points above the target's p95 bound is tested the same
+    way, and no point may exceed the target's max bound by more than the
+    simulator's 95% interval.  ``target_held`` is False when either fails.
+
     Returns
     -------
     dict
-        Per variant: ``n``, ``above`` (k), ``p_value``, ``consistent`` and
-        ``fresh`` / ``map`` statistics.
+        Per variant: ``n``, ``above`` (k), ``p_value``, ``consistent``,
+        ``fresh`` / ``map`` statistics, ``claims_target``, ``above_target``,
+        ``target_p_value`` and ``target_held``.
     """
     from scipy.stats import binomtest
 
@@ -788,8 +795,20 @@ def check_against_map(family: str, points: int, seed: int, *, method: str = "aut
         k = int((e > q).sum())
         p = float(binomtest(k, n, 0.05, alternative="greater").pvalue) if n else 1.0
         ov = m["families"][family]["variants"][variant]["methods"][method]["measures"][measure]
+        tg = TARGETS.get(family, {}).get(measure)
+        claims = bool(tg is not None and ov["overall"]["n"] and
+                      all(ov["overall"][s] <= tg[s] for s in ("mean", "p95", "max")))
+        # a claimed target: at most 5% of points above its p95 bound (binomial, as
+        # above), and no point beyond its max bound by more than the simulator's interval
+        kt = int((e > tg["p95"]).sum()) if tg is not None else 0
+        pt = float(binomtest(kt, n, 0.05, alternative="greater").pvalue) if n and tg else 1.0
+        xs = mm["x"][ok]
+        worst_beyond = float(xs.max()) if xs.size else 0.0
+        target_ok = (not claims) or (pt >= CHECK_ALPHA and worst_beyond <= tg["max"])
         out[variant] = {"n": n, "above": k, "p_value": p, "consistent": p >= CHECK_ALPHA,
-                        "fresh": _stats(mm["e"][ok], mm["x"][ok]), "map": ov["overall"]}
+                        "fresh": _stats(mm["e"][ok], xs), "map": ov["overall"],
+                        "claims_target": claims, "above_target": kt, "target_p_value": pt,
+                        "target_held": target_ok}
     return out
 
 
@@ -842,7 +861,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"consistent); |e_R| fresh mean/p95/max "
                       f"{_fmt(f['mean'])}/{_fmt(f['p95'])}/{_fmt(f['max'])}%, map "
                       f"{_fmt(mp['mean'])}/{_fmt(mp['p95'])}/{_fmt(mp['max'])}%", flush=True)
-                bad += not r["consistent"]
+                if r["claims_target"]:
+                    print(f"{fam} {variant}: the map says the target is met; fresh points above "
+                          f"its p95 bound: {r['above_target']} of {r['n']} (p = "
+                          f"{r['target_p_value']:.3g}): {'held' if r['target_held'] else 'MISSED'}",
+                          flush=True)
+                bad += not r["consistent"] or not r["target_held"]
         return 1 if bad else 0
     if a.budget is not None:
         globals()["METHOD_SECONDS"] = float(a.budget)

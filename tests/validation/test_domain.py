@@ -132,13 +132,33 @@ def _mapped_families():
 @pytest.mark.parametrize("family", _mapped_families())
 def test_fresh_sample_is_consistent_with_the_shipped_map(family, tmp_path):
     """The count of fresh points whose |e_R| (default method) exceeds the map's p95 of their
-    bin is Binomial(n, <= 0.05) if the map is right; fail when P(X >= k) < 0.001.  Every
-    family of the shipped map is checked (test_accuracy_map checks which are shipped)."""
+    bin is Binomial(n, <= 0.05) if the map is right; fail when P(X >= k) < 0.001.  Where the
+    map says the default meets its issue target, the fresh points must not refute that (the
+    same test on the target's p95 bound, no point beyond its max by more than the interval).
+    Every family of the shipped map is checked (test_accuracy_map checks which are shipped)."""
     res = D.check_against_map(family, CI_POINTS[family], seed=7, store=str(tmp_path / "s.sqlite"))
     for variant, r in res.items():
         assert r["n"] >= CI_POINTS[family] // 2, (variant, r)
         assert r["consistent"], (variant, r)
+        assert r["target_held"], (variant, r)
         assert 0 <= r["above"] <= r["n"] and 0 < r["p_value"] <= 1
+
+
+def test_check_detects_a_falsely_claimed_target(tiny_refs):
+    """A map claiming the LoPC target met is refuted by fresh points far outside it."""
+    m = D.build_map(("lopc",), references=str(tiny_refs), out=None)
+    refs = json.loads((tiny_refs / "lopc.json").read_text())
+    for row in refs["rows"]:                  # simulated R 30% below what the model says
+        if row.get("R"):
+            row["R"], row["R_hw"] = 0.7 * row["R"], 0.001 * row["R"]
+    ov = m["families"]["lopc"]["variants"][""]["methods"]["node"]["measures"]["R"]["overall"]
+    ov.update(mean=0.001, p95=0.002, max=0.003)
+    r = D.check_against_map("lopc", 8, 11, method="node", accuracy_map=m, refs=refs)[""]
+    assert r["claims_target"] and not r["target_held"]
+    assert r["above_target"] == r["n"] and r["target_p_value"] < D.CHECK_ALPHA
+    ov.update(mean=0.5, p95=0.5, max=0.5)     # no claim: nothing to refute
+    r = D.check_against_map("lopc", 8, 11, method="node", accuracy_map=m, refs=refs)[""]
+    assert not r["claims_target"] and r["target_held"]
 
 
 def test_check_detects_an_optimistic_map(tiny_refs):
