@@ -328,7 +328,9 @@ def simulate_family(family: str, n: int, seed: int, *, executor: Any = None,
 
     The sweep runs on ``executor`` / ``workers`` (see :func:`mva.sweep`) and
     records every finished point in ``store`` (SQLite; default
-    ``validation/data/domain/<family>.store.sqlite``), so an interrupted run
+    ``validation/data/domain/<family>.store.sqlite``; points with other
+    parameter names -- the PDQ spin-lock and multiplexed variants -- in
+    ``<family>.store.<variant>.sqlite`` beside it), so an interrupted run
     resumes where it stopped.  The references (design points, simulated
     measures and half-widths, run lengths) are returned and, with ``write``,
     written to ``out`` (default :func:`references_path`).
@@ -339,18 +341,29 @@ def simulate_family(family: str, n: int, seed: int, *, executor: Any = None,
     pts = design_points(family, n, seed)
     store = store or _store_path(family, None)
     os.makedirs(os.path.dirname(os.path.abspath(store)), exist_ok=True)
+    # one sweep per set of parameter names (the PDQ variants add their own fields); the
+    # first set keeps ``store``, the others get their own file beside it
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for j, p in enumerate(pts):
+        groups.setdefault(tuple(sorted(p)), []).append(j)
     t0 = time.time()
-    with stage(f"simulate {family} ({len(pts)} runs)"):
-        t = sweep(simulate_point, pts, executor=executor, workers=workers, store=store,
-                  progress=progress, vectorized=False, seed=seed, on_error="record",
-                  fixed={"family": family, "target": target, "max_cycles": max_cycles,
-                         "min_cycles": min_cycles},
-                  on_mismatch="reuse", title=f"{family} domain references")
-    cols = list(t.columns)
-    rows = []
-    for j in range(len(t)):
-        row = {c: _plain(t[c][j]) for c in cols}
-        rows.append(row)
+    rows: list[dict[str, Any]] = [{} for _ in pts]
+    for g, idx in enumerate(groups.values()):
+        variants = sorted({str(pts[j]["variant"]) for j in idx})
+        gstore = store if g == 0 else "%s.%s%s" % (os.path.splitext(store)[0],
+                                                    "+".join(variants),
+                                                    os.path.splitext(store)[1])
+        label = f"{family}{' ' + '+'.join(variants) if g else ''}"
+        with stage(f"simulate {label} ({len(idx)} runs)"):
+            t = sweep(simulate_point, [pts[j] for j in idx], executor=executor,
+                      workers=workers, store=gstore, progress=progress, vectorized=False,
+                      seed=seed, on_error="record",
+                      fixed={"family": family, "target": target, "max_cycles": max_cycles,
+                             "min_cycles": min_cycles},
+                      on_mismatch="reuse", title=f"{label} domain references")
+        cols = list(t.columns)
+        for r, j in enumerate(idx):
+            rows[j] = {c: _plain(t[c][r]) for c in cols}
     refs = {"family": family, "points": n, "seed": seed, "design": "sobol",
             "target_rel_hw": target, "max_cycles": max_cycles, "min_cycles": min_cycles,
             "git_commit": _git_commit(), "wall_time_s": round(time.time() - t0, 1),
