@@ -285,10 +285,10 @@ class INIResult(DerivedFields, ResultMixin):
     -----
     With ``method="thesis"`` the result stores the primary per-point arrays
     ``lam``, ``R_w``, ``R_q``, ``R_y`` and ``R_o`` and derives the others
-    when first read (:class:`mva.results.Derived`): :math:`R = 1/\lambda`,
-    :math:`Q_q = \lambda R_q`, :math:`Q_y = \lambda R_y`,
-    :math:`Q_o = 4 N \lambda R_o`, :math:`U_q = U_y = o \lambda`,
-    :math:`U_o = 4 N \lambda O`, ``contention``, ``contention_free`` and
+    when first read (:class:`mva.results.Derived`): :math:`R = 1/\\lambda`,
+    :math:`Q_q = \\lambda R_q`, :math:`Q_y = \\lambda R_y`,
+    :math:`Q_o = 4 N \\lambda R_o`, :math:`U_q = U_y = o \\lambda`,
+    :math:`U_o = 4 N \\lambda O`, ``contention``, ``contention_free`` and
     ``bottleneck``; the value is then kept.  The values are those of an eager
     evaluation bit for bit; a :math:`10^7`-point grid then peaks below 600 MiB
     instead of 1.6 GiB (``benchmarks/bench_models.py --memory``).
