@@ -83,6 +83,7 @@ Chains*, 2nd ed., Wiley, 2006, section 8.2 (MVA with load-dependent stations).
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -687,7 +688,17 @@ def _pf_reference(pf: _PF, lat: _Lattice) -> tuple[np.ndarray, np.ndarray]:
 #: lattices of the general recursion kept for reuse: parameter key -> (N, X (T, R), R (T, C, K))
 _LATTICES: "OrderedDict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]]" = OrderedDict()
 _LATTICES_KEEP = 32             # lattices kept (least recently used dropped first)
-_LATTICE_KEEP_STATES = 100_000  # largest lattice kept (memory: (R + C K) floats per state)
+_LATTICE_BUDGET = 4_000_000     # floats kept over all lattices (32 MB)
+_LATTICES_LOCK = threading.Lock()
+
+
+def _keep_lattice(key: bytes, entry: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    with _LATTICES_LOCK:
+        _LATTICES[key] = entry
+        _LATTICES.move_to_end(key)
+        while len(_LATTICES) > _LATTICES_KEEP or sum(
+                x.size + r.size for _, x, r in _LATTICES.values()) > _LATTICE_BUDGET:
+            _LATTICES.popitem(last=False)
 
 
 def _lattice_key(cm: Compiled) -> bytes | None:
@@ -706,13 +717,18 @@ def _lattice_key(cm: Compiled) -> bytes | None:
 
 def _lattice_lookup(cm: Compiled, key: bytes | None) -> MVAResult | None:
     """The result for ``cm.N`` read from a stored lattice that contains it, if any."""
-    if key is None or key not in _LATTICES:
+    if key is None:
         return None
-    Nmax, Xs, Rs = _LATTICES[key]
+    with _LATTICES_LOCK:
+        entry = _LATTICES.get(key)
+        if entry is not None:
+            _LATTICES.move_to_end(key)
+    if entry is None:
+        return None
+    Nmax, Xs, Rs = entry
     N = cm.N.astype(np.int64)
     if N.shape != Nmax.shape or np.any(N > Nmax):
         return None
-    _LATTICES.move_to_end(key)
     strides = np.ones(N.size, dtype=np.int64)
     for r in range(N.size - 2, -1, -1):
         strides[r] = strides[r + 1] * (Nmax[r + 1] + 1)
@@ -742,7 +758,7 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
             f"exact MVA would visit prod(N_r + 1) = {total} population vectors for populations "
             f"{N.tolist()}; max_states is {max_states} (raise it, or use method='schweitzer' or "
             f"'linearizer')")
-    keep = key is not None and total <= _LATTICE_KEEP_STATES
+    keep = key is not None and total * (R + C * K) <= _LATTICE_BUDGET
     if keep:
         Xs = np.zeros((total, R))
         Rs = np.zeros((total, C, K))
@@ -894,10 +910,7 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
     if low < P0_FLOOR:
         _warn_precision(cm, low)
     if keep:
-        _LATTICES[key] = (N, Xs, Rs)         # type: ignore[index]
-        _LATTICES.move_to_end(key)           # type: ignore[arg-type]
-        while len(_LATTICES) > _LATTICES_KEEP:
-            _LATTICES.popitem(last=False)
+        _keep_lattice(key, (N, Xs, Rs))      # type: ignore[arg-type]
     return make_result(cm, X_final, R_final, method="exact", iterations=Ntot)
 
 
