@@ -421,28 +421,45 @@ def _warn(result: Any, family: str, variant: str, method: str) -> None:
     if fam is None or variant not in fam["variants"] or \
             method not in fam["variants"][variant]["methods"]:
         return
+    from mva._chunks import evaluate_chunked
+
     vals = _values_of(result, family)
     target = TARGETS[family]["R"]["p95"]
-    a1, a2 = np.broadcast_arrays(*axis_values(family, vals))
     names = [a["name"] for a in fam["axes"]]
-    point: dict[str, Any] = {names[0]: a1, names[1]: a2}
-    e = np.asarray(expected_error(family, method, "R", variant=variant, **point))
-    miss = e > target
-    if not miss.any():
-        return
-    # one representative point per (bin, bin) cell among the misses: the comparison of
-    # methods costs a few lookups however large the grid
     e1, e2, _, _ = _table(m, family, variant, method, "R")
-    cell = _bins(a1[miss], e1) * (len(e2) + 1) + _bins(a2[miss], e2)
-    _, first = np.unique(cell, return_index=True)
-    b1, b2 = a1[miss][first], a2[miss][first]
-    cells: dict[str, Any] = {names[0]: b1, names[1]: b2}
+    count = {"points": 0, "missed": 0}
+    # one representative point per (bin, bin) cell among the misses (the first in C
+    # order): the comparison of methods costs a few lookups however large the grid
+    reps: dict[int, tuple[Any, Any, float]] = {}
+
+    def block(a1: np.ndarray, a2: np.ndarray) -> dict[str, Any]:
+        # one chunk of the grid (bounded memory on large grids)
+        a1, a2 = np.broadcast_arrays(a1, a2)
+        point: dict[str, Any] = {names[0]: a1, names[1]: a2}
+        e = np.asarray(expected_error(family, method, "R", variant=variant, **point))
+        miss = e > target
+        count["points"] += miss.size
+        if miss.any():
+            count["missed"] += int(miss.sum())
+            m1, m2, me = a1[miss], a2[miss], e[miss]
+            cell = _bins(m1, e1) * (len(e2) + 1) + _bins(m2, e2)
+            for c, f in zip(*(x.tolist() for x in np.unique(cell, return_index=True))):
+                reps.setdefault(c, (m1[f], m2[f], float(me[f])))
+        return {}
+
+    evaluate_chunked(block, axis_values(family, vals))
+    if not reps:
+        return
+    first = [reps[c] for c in sorted(reps)]
+    cells: dict[str, Any] = {names[0]: np.array([r[0] for r in first]),
+                             names[1]: np.array([r[1] for r in first])}
     best, be = best_method(family, "R", variant=variant, min_points=MIN_SUGGEST, **cells)
-    own = e[miss][first]
+    own = [r[2] for r in first]
     others = [(b, x) for b, x, o in zip(best, be, own) if b != method and x < o]
-    where = f"{int(miss.sum())} of {miss.size} point(s)" if miss.size > 1 else "this point"
+    where = (f"{count['missed']} of {count['points']} point(s)" if count["points"] > 1
+             else "this point")
     what = (f"{family}{' ' + variant if variant else ''} method {method!r}: the accuracy map "
-            f"puts the 95th-percentile |error| of R at {100 * float(np.max(e[miss])):.1f}% "
+            f"puts the 95th-percentile |error| of R at {100 * max(r[2] for r in first):.1f}% "
             f"at {where}, above the {100 * target:g}% target")
     if others:
         names = sorted({str(b) for b, _ in others})

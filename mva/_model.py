@@ -114,19 +114,23 @@ def cap_utilization(Rck: np.ndarray, n: np.ndarray, Z: np.ndarray, E: np.ndarray
         over = U > 1.0 + 1e-12
         if not over.any():
             break
-        for b, i in zip(*np.nonzero(over)):
-            k = qidx[i]
-            w = chain_D[:, k] * n[b]                            # (R,)
-            c0, bb = cyc[b], Bk[b, :, k]
-            f = 1.0
-            for _ in range(60):
-                den = c0 + (f - 1.0) * bb
-                use = w > 0
-                t = w[use] / den[use]
-                g = np.sum(t) - 1.0
-                dg = -np.sum(t * (bb[use] / den[use]))
-                if g <= 1e-15 or dg == 0.0:
-                    break
-                f -= g / dg
-            Rck[b, :, k] *= f
+        # Newton for every overloaded (state, station) pair at once; a pair stops
+        # (keeps its f) when g <= 1e-15 or g' = 0, as a scalar loop per pair would
+        b, i = np.nonzero(over)
+        k = qidx[i]
+        w = chain_D[:, k].T * n[b]                              # (P, R)
+        c0, bb = cyc[b], Bk[b, :, k]                            # (P, R)
+        use = w > 0
+        f = np.ones(b.size)
+        active = np.ones(b.size, dtype=bool)
+        for _ in range(60):
+            den = np.where(use, c0 + (f - 1.0)[:, None] * bb, 1.0)
+            t = np.where(use, w / den, 0.0)
+            g = t.sum(axis=1) - 1.0
+            dg = -np.where(use, t * (bb / den), 0.0).sum(axis=1)
+            active &= ~((g <= 1e-15) | (dg == 0.0))
+            if not active.any():
+                break
+            f = np.where(active, f - g / np.where(active, dg, 1.0), f)
+        Rck[b, :, k] *= f[:, None]
     return Rck

@@ -83,6 +83,8 @@ Chains*, 2nd ed., Wiley, 2006, section 8.2 (MVA with load-dependent stations).
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -683,7 +685,71 @@ def _pf_reference(pf: _PF, lat: _Lattice) -> tuple[np.ndarray, np.ndarray]:
 # ----------------------------------------------------------------------
 # general case: recursion over the population lattice, level by level
 # ----------------------------------------------------------------------
+#: lattices of the general recursion kept for reuse: parameter key -> (N, X (T, R), R (T, C, K))
+_LATTICES: "OrderedDict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]]" = OrderedDict()
+_LATTICES_KEEP = 32             # lattices kept (least recently used dropped first)
+_LATTICE_BUDGET = 4_000_000     # floats kept over all lattices (32 MB)
+_LATTICES_LOCK = threading.Lock()
+
+
+def _keep_lattice(key: bytes, entry: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    with _LATTICES_LOCK:
+        _LATTICES[key] = entry
+        _LATTICES.move_to_end(key)
+        while len(_LATTICES) > _LATTICES_KEEP or sum(
+                x.size + r.size for _, x, r in _LATTICES.values()) > _LATTICE_BUDGET:
+            _LATTICES.popitem(last=False)
+
+
+def _lattice_key(cm: Compiled) -> bytes | None:
+    """Everything but the populations that the general lattice recursion reads.
+
+    ``None`` for networks with multi-server or load-dependent stations (their
+    precision check looks at the whole lattice, so they are not reused).
+    """
+    if cm.multi.any() or cm.ld.any():
+        return None
+    parts = [np.asarray(x) for x in (cm.D, cm.V, cm.S, cm.ch, cm.Z, cm.queue, cm.delay,
+                                     cm.fcfs, cm.cterm, cm.lev)]
+    return b"|".join(f"{a.dtype.str}{a.shape}".encode() + np.ascontiguousarray(a).tobytes()
+                     for a in parts)
+
+
+def _lattice_lookup(cm: Compiled, key: bytes | None) -> MVAResult | None:
+    """The result for ``cm.N`` read from a stored lattice that contains it, if any."""
+    if key is None:
+        return None
+    with _LATTICES_LOCK:
+        entry = _LATTICES.get(key)
+        if entry is not None:
+            _LATTICES.move_to_end(key)
+    if entry is None:
+        return None
+    Nmax, Xs, Rs = entry
+    N = cm.N.astype(np.int64)
+    if N.shape != Nmax.shape or np.any(N > Nmax):
+        return None
+    strides = np.ones(N.size, dtype=np.int64)
+    for r in range(N.size - 2, -1, -1):
+        strides[r] = strides[r + 1] * (Nmax[r + 1] + 1)
+    at = int(N @ strides)
+    return make_result(cm, Xs[at].copy(), Rs[at].copy(), method="exact",
+                       iterations=int(N.sum()))
+
+
 def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
+    """Exact MVA over the population lattice (priorities, FCFS variability, multi, ld).
+
+    A network solved with the same parameters and populations at least as
+    large in every chain is answered from the lattice kept from that solve
+    (every population vector below the top is a state of the recursion, with
+    the same values): repeated and smaller solves of one network, as a model's
+    fixed point or a sweep over the population makes, cost a lookup.
+    """
+    key = _lattice_key(cm)
+    hit = _lattice_lookup(cm, key)
+    if hit is not None:
+        return hit
     N = cm.N.astype(np.int64)
     R, C, K = cm.R, cm.C, cm.K
     total = lattice_size(N)
@@ -692,6 +758,10 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
             f"exact MVA would visit prod(N_r + 1) = {total} population vectors for populations "
             f"{N.tolist()}; max_states is {max_states} (raise it, or use method='schweitzer' or "
             f"'linearizer')")
+    keep = key is not None and total * (R + C * K) <= _LATTICE_BUDGET
+    if keep:
+        Xs = np.zeros((total, R))
+        Rs = np.zeros((total, C, K))
     radix = N + 1
     strides = np.ones(R, dtype=np.int64)
     for r in range(R - 2, -1, -1):
@@ -817,6 +887,9 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
             if Kl:
                 flow_l = Xr[:, None] * chain_D[r, lidx]
                 pl_acc[sel, :, 1:] += flow_l[:, :, None] * ps_l
+            if keep:
+                Xs[idx[sel], r] = Xr
+                Rs[idx[sel][:, None], cls[None, :]] = Rr
             if last:
                 X_final[r] = Xr[0]
                 R_final[cls] = Rr[0]
@@ -836,6 +909,8 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
             pl[:, :, 0] = np.maximum(p0, 0.0)
     if low < P0_FLOOR:
         _warn_precision(cm, low)
+    if keep:
+        _keep_lattice(key, (N, Xs, Rs))      # type: ignore[arg-type]
     return make_result(cm, X_final, R_final, method="exact", iterations=Ntot)
 
 

@@ -7,7 +7,85 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-__all__ = ["MVAResult", "ResultMixin", "plain_dict", "with_inputs", "with_accuracy"]
+__all__ = ["Derived", "DerivedFields", "MVAResult", "ResultMixin", "plain_dict", "with_inputs",
+           "with_accuracy"]
+
+
+def _identity(value: Any) -> Any:
+    """``value`` itself (unpickles an already computed :class:`Derived`)."""
+    return value
+
+
+class Derived:
+    """A result field computed on first access: ``fn(*args)``, then cached.
+
+    Large grids hold one array per output; outputs that are a formula of
+    other outputs and the inputs (``Q_q = lam R_q``, ``R = 1/lam``) can be
+    stored as a ``Derived`` instead, so that solving a 10^7-point grid keeps
+    only the primary arrays.  A field of a :class:`DerivedFields` dataclass
+    holding a ``Derived`` returns ``fn(*args)`` when read (arguments that are
+    themselves ``Derived`` are resolved first) and keeps that value in place
+    of the ``Derived``: later reads, ``==``, ``repr``, ``dataclasses.replace``,
+    tables and frames see plain arrays, equal bit for bit to computing the
+    formula eagerly.  ``fn`` must be a module-level function for the result
+    to pickle (the pending formula is pickled, not its value).
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True, kw_only=True)
+    ... class Demo(DerivedFields):
+    ...     lam: object
+    ...     R: object
+    >>> lam = np.array([0.5, 0.25])
+    >>> r = Demo(lam=lam, R=Derived(np.reciprocal, lam))
+    >>> r.R
+    array([2., 4.])
+    >>> type(vars(r)["R"]).__name__         # the value is kept in place of the formula
+    'ndarray'
+    """
+
+    __slots__ = ("fn", "args", "_value", "_done")
+
+    def __init__(self, fn: Any, *args: Any) -> None:
+        self.fn = fn
+        self.args = args
+        self._value: Any = None
+        self._done = False
+
+    def value(self) -> Any:
+        """``fn(*args)``, computed once."""
+        if not self._done:
+            self._value = self.fn(*(a.value() if type(a) is Derived else a for a in self.args))
+            self._done = True
+            self.args = ()          # release the inputs the formula no longer needs
+        return self._value
+
+    def __reduce__(self) -> Any:
+        if self._done:
+            return (_identity, (self._value,))
+        return (Derived, (self.fn, *self.args))
+
+    def __repr__(self) -> str:
+        return f"Derived({getattr(self.fn, '__name__', self.fn)!s})"
+
+
+class DerivedFields:
+    """Mixin for result dataclasses whose fields may hold a :class:`Derived` value.
+
+    Reading such a field computes the value once and stores it in the
+    instance in place of the :class:`Derived`; every other attribute reads
+    as usual.
+    """
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        v = object.__getattribute__(self, name)
+        if type(v) is Derived:
+            v = v.value()
+            object.__getattribute__(self, "__dict__")[name] = v
+        return v
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -31,6 +31,7 @@ import json
 import math
 import os
 import pickle
+import sys
 import time
 from typing import Any, Callable, Iterator, Mapping, Sequence, cast
 
@@ -809,8 +810,13 @@ def _compute(fn: Callable[..., Any], pending: list[int], keys: list[str],
 
 
 def _pick_executor(executor: Any, workers: int | None, ntasks: int, pool_by_default: bool,
-                   fn: Any, fixed: Mapping[str, Any]) -> tuple[Any, Any]:
-    """(executor to submit to or None for serial, the pool this sweep owns or None)."""
+                   fn: Any, fixed: Mapping[str, Any], *, fork: bool = False
+                   ) -> tuple[Any, Any]:
+    """(executor to submit to or None for serial, the pool this sweep owns or None).
+
+    ``fork``: the pool of ``executor="process"`` forks its workers (the bulk
+    path shares memory with them).
+    """
     owned: Any = None
     ex: Any = None
     where = None
@@ -848,7 +854,12 @@ def _pick_executor(executor: Any, workers: int | None, ntasks: int, pool_by_defa
             raise
     if executor == "process":
         from concurrent.futures import ProcessPoolExecutor
-        owned = ex = ProcessPoolExecutor(max_workers=min(nworkers, ntasks))
+        if fork:
+            import multiprocessing
+            owned = ex = ProcessPoolExecutor(max_workers=min(nworkers, ntasks),
+                                             mp_context=multiprocessing.get_context("fork"))
+        else:
+            owned = ex = ProcessPoolExecutor(max_workers=min(nworkers, ntasks))
     return ex, owned
 
 
@@ -1061,6 +1072,111 @@ def _run_bulk_task(fn: Callable[..., Any], arrays: Mapping[str, np.ndarray],
     return cols, time.perf_counter() - start
 
 
+#: token -> {"cols": grid input columns, "out": result columns} of a bulk sweep running on
+#: a forked pool: the workers inherit this (the result columns in shared memory) at fork
+_FORKED: dict[str, dict[str, Any]] = {}
+
+
+def _part(idx: np.ndarray) -> slice | np.ndarray:
+    """Grid positions ``idx`` as a slice when they are one contiguous run."""
+    if idx.size and idx[-1] - idx[0] == idx.size - 1:
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
+
+
+class _GridColumns:
+    """The numeric result columns of a whole grid, filled chunk by chunk in place.
+
+    Allocated once the first chunk shows the columns' dtypes; each chunk's
+    values are written at their grid positions, so the sweep's table takes
+    these arrays as they are instead of concatenating one piece per chunk.
+    With ``shared=True`` the arrays live in an anonymous shared memory map
+    (:class:`mmap.mmap`) created before a forked pool starts: its workers
+    write their chunks in place (:func:`_run_bulk_task_forked`) instead of
+    pickling result arrays back through a pipe, which cost the workers and
+    the calling process about as much CPU as a fast vectorised model takes
+    to compute them.
+    """
+
+    def __init__(self, n: int, template: Mapping[str, np.ndarray], *, shared: bool) -> None:
+        import mmap
+
+        self.n = n
+        self.shared = shared
+        self.arrays: dict[str, np.ndarray] = {}
+        self.count: dict[str, int] = {}
+        for name, col in template.items():
+            if col.ndim != 1 or col.dtype.kind not in "biuf":
+                continue
+            if shared:       # MAP_SHARED | MAP_ANONYMOUS: the same memory in forked children
+                buf = mmap.mmap(-1, max(1, n * col.dtype.itemsize))
+                arr = np.frombuffer(buf, dtype=col.dtype, count=n)
+            else:
+                arr = np.empty(n, dtype=col.dtype)
+            self.arrays[name] = arr
+            self.count[name] = 0
+
+    def put(self, idx: np.ndarray, res: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Write a chunk computed here; its columns become views of the grid arrays."""
+        out = dict(res)
+        part = _part(idx)
+        for name, arr in self.arrays.items():
+            col = res.get(name)
+            if col is None or col.dtype != arr.dtype or col.shape != (idx.size,):
+                continue
+            arr[part] = col
+            self.count[name] += idx.size
+            if isinstance(part, slice):
+                out[name] = arr[part]
+        return out
+
+    def take(self, idx: np.ndarray, res: Mapping[str, np.ndarray | None]
+             ) -> dict[str, np.ndarray]:
+        """A chunk a worker wrote in place (columns it returned as None)."""
+        part = _part(idx)
+        out: dict[str, np.ndarray] = {}
+        for name, col in res.items():
+            if col is None:
+                self.count[name] += idx.size
+                out[name] = self.arrays[name][part]
+            else:
+                out[name] = col
+        return out
+
+    def whole(self) -> dict[str, np.ndarray]:
+        """The columns written at every grid position."""
+        return {k: a for k, a in self.arrays.items() if self.count[k] == self.n}
+
+
+def _run_bulk_task_forked(fn: Callable[..., Any], fixed: Mapping[str, Any], record_errors: bool,
+                          token: str, at: tuple[int, int] | np.ndarray
+                          ) -> tuple[dict[str, np.ndarray | None], float]:
+    """:func:`_run_bulk_task` in a forked worker: inputs and outputs in inherited memory.
+
+    ``at`` is the chunk's grid positions (``(start, stop)`` of a contiguous
+    run, or an index array).  The inputs are sliced from the grid columns the
+    worker inherited; the numeric result columns are written into the shared
+    grid arrays and returned as ``None``.  A column of another dtype than the
+    grid array's (e.g. a chunk whose errors were recorded) is returned as usual.
+    """
+    reg = _FORKED.get(token)
+    if reg is None:
+        raise RuntimeError("sweep: a bulk task reached a worker that was not forked from the "
+                           "sweeping process")
+    part = slice(*at) if isinstance(at, tuple) else at
+    arrays = {k: v[part] for k, v in reg["cols"].items()}
+    cols, elapsed = _run_bulk_task(fn, arrays, fixed, record_errors)
+    out: dict[str, np.ndarray | None] = dict(cols)
+    k = len(next(iter(arrays.values())))
+    for name, arr in reg["out"].items():
+        col = cols.get(name)
+        if col is None or col.dtype != arr.dtype or col.shape != (k,):
+            continue
+        arr[part] = col
+        out[name] = None
+    return out, elapsed
+
+
 def _column(values: list[Any]) -> np.ndarray:
     from ._store import column_array
     return column_array(values)
@@ -1112,12 +1228,22 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
             st.close()
             raise
 
+    grid_out: _GridColumns | None = None
+    # a pool of this sweep is forked (where fork exists): the workers then read their inputs
+    # from, and write their numeric results into, memory they share with this process
+    fork = executor == "process" and sys.platform.startswith("linux")
+    token = f"{os.getpid()}-{id(cols)}-{time.perf_counter_ns()}"
     try:
         pending = np.flatnonzero(~done)
         if pending.size and st is not None:
             _check_writable(st, n - int(pending.size), int(pending.size))
 
         def commit(idx: np.ndarray, res: dict[str, np.ndarray], elapsed: float) -> None:
+            nonlocal grid_out
+            if grid_out is None:         # the first chunk: the columns' dtypes are known
+                grid_out = _GridColumns(n, res, shared=fork)
+                pieces[:] = [(i, grid_out.put(i, r)) for i, r in pieces]
+            res = grid_out.put(idx, res)
             pieces.append((idx, res))
             if st is not None:
                 st.record_chunk({k: cols[k][idx] for k in names}, res, context=context,
@@ -1183,11 +1309,31 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
                     commit(idx, res, elapsed)
                     yield None
 
+            def at(idx: np.ndarray) -> tuple[int, int] | np.ndarray:
+                part = _part(idx)
+                return (part.start, part.stop) if isinstance(part, slice) else idx
+
             def parallel() -> Iterator[None]:
-                for idx, (res, elapsed) in _parallel(ex, tasks, lambda idx: ex.submit(
-                        _run_bulk_task, fn, task_arrays(idx), fixed, record_errors), note):
-                    commit(idx, res, elapsed)
+                if not fork:
+                    for idx, (res, elapsed) in _parallel(ex, tasks, lambda idx: ex.submit(
+                            _run_bulk_task, fn, task_arrays(idx), fixed, record_errors), note):
+                        commit(idx, res, elapsed)
+                        yield None
+                    return
+                for idx, (out, elapsed) in _parallel(ex, tasks, lambda idx: ex.submit(
+                        _run_bulk_task_forked, fn, fixed, record_errors, token, at(idx)),
+                        note):
+                    commit_taken(idx, out, elapsed)
                     yield None
+
+            def commit_taken(idx: np.ndarray, out: dict[str, np.ndarray | None],
+                             elapsed: float) -> None:
+                assert grid_out is not None
+                res = grid_out.take(idx, out)
+                pieces.append((idx, res))
+                if st is not None:
+                    st.record_chunk({k: cols[k][idx] for k in names}, res, context=context,
+                                    version=__version__, elapsed=elapsed)
 
             if executor == "process" and len(tasks) > 1:
                 # the first chunk here: imports and first-call caches (SymPy lambdify, numba)
@@ -1199,14 +1345,22 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
                     note(exc, idx)
                     raise
                 commit(idx, res, elapsed)
-            ex, owned = _pick_executor(executor, workers, len(tasks), False, fn, fixed)
+            else:
+                fork = False
+            if fork:
+                assert grid_out is not None
+                _FORKED[token] = {"cols": {k: cols[k] for k in names}, "out": grid_out.arrays}
+            ex, owned = _pick_executor(executor, workers, len(tasks), False, fn, fixed,
+                                       fork=fork)
             _drive(serial() if ex is None else parallel(), len(tasks), progress, owned)
         if st is not None and not st.readonly:
             st.promote()  # a restart's staged points replace the old ones only now
+        return _assemble(names, cols, n, pieces, columns, title,
+                         whole={} if grid_out is None else grid_out.whole())
     finally:
+        _FORKED.pop(token, None)
         if st is not None:
             st.close()
-    return _assemble(names, cols, n, pieces, columns, title)
 
 
 def _stored_pieces(st: SweepStore, context: str | None
@@ -1229,8 +1383,13 @@ def _stored_pieces(st: SweepStore, context: str | None
 
 def _assemble(names: list[str], cols: dict[str, np.ndarray], n: int,
               pieces: list[tuple[np.ndarray, dict[str, np.ndarray]]],
-              columns: Sequence[str] | None, title: str | None) -> Table:
-    """The sweep's table: the grid columns, then every result field scattered into grid order."""
+              columns: Sequence[str] | None, title: str | None,
+              whole: Mapping[str, np.ndarray] | None = None) -> Table:
+    """The sweep's table: the grid columns, then every result field scattered into grid order.
+
+    ``whole`` holds result columns already in grid order, written at every
+    position by the pieces (:class:`_GridColumns`): taken as they are.
+    """
     fields = list(dict.fromkeys(k for _, res in pieces for k in res if k not in names))
     has_error = "error" in fields and any(
         any(x is not None for x in res["error"].tolist()) for _, res in pieces if "error" in res)
@@ -1247,6 +1406,9 @@ def _assemble(names: list[str], cols: dict[str, np.ndarray], n: int,
         len(idx) == 0 or (idx[0] == at and idx[-1] == at + len(idx) - 1)
         for idx, at in zip((p[0] for p in pieces), np.cumsum([0] + [len(p[0]) for p in pieces])))
     for f in fields + (["error"] if has_error else []):
+        if whole and f in whole:
+            data[f] = whole[f]
+            continue
         parts = [(idx, res.get(f)) for idx, res in pieces]
         if in_order and all(a is not None for _, a in parts) and \
                 len({cast(np.ndarray, a).dtype.kind for _, a in parts}) == 1 and \

@@ -113,3 +113,14 @@ def logged_vec(x, log, flag=None, z=0):
     with open(log, "a") as fh:
         fh.write(" ".join(repr(float(v)) for v in np.atleast_1d(x)) + "\n")
     return {"y": np.sqrt(x) + 1.0}
+
+
+def mixed_vec(x, z=0.0, bad=None):
+    """Vectorised, with result columns of several dtypes (float, int, int32, bool, text, a
+    per-call constant); raises for a chunk holding ``bad``."""
+    x = np.asarray(x, dtype=float)
+    if bad is not None and np.any(x == bad):
+        raise ValueError(f"a {bad} in the chunk")
+    return {"y": np.sqrt(x) + z, "k": (x * 3).astype(np.int64), "k32": x.astype(np.int32),
+            "big": x > 10, "label": np.where(x > 5, "big", "small"), "method": "m",
+            "iterations": 7}

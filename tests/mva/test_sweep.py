@@ -745,3 +745,52 @@ def test_text_columns_as_shared_python_strings(values, most):
     assert out.dtype == object and out.shape == v.shape
     assert out.tolist() == v.astype(object).tolist()
     assert all(type(x) is str for x in out.tolist())
+
+
+def _same_tables(a, b):
+    assert a.columns == b.columns
+    for c in a.columns:
+        assert a[c].dtype == b[c].dtype, c
+        if a[c].dtype.kind == "f":                   # bit for bit, NaN of failed points too
+            assert a[c].tobytes() == b[c].tobytes(), c
+        else:
+            assert a[c].tolist() == b[c].tolist(), c
+
+
+@pytest.mark.parametrize("chunk", [None, 5, 64])
+@pytest.mark.parametrize("bad", [None, 3.0])
+def test_bulk_forked_workers_write_results_in_place_like_serial(chunk, bad):
+    # two forked workers write their chunks' numeric columns into shared memory; the
+    # table is the serial one bit for bit (dtypes included), also when a chunk's
+    # errors are recorded (its columns then come back pickled, with other dtypes)
+    import mva.sweeps as S
+
+    grid = {"x": np.arange(0.0, 60.0), "z": [0.0, 0.5]}
+    kw = dict(fixed={"bad": bad}, vectorized=True, progress=False, on_error="record")
+    serial = sweep(F.mixed_vec, grid, executor="serial", chunk=chunk, **kw)
+    pooled = sweep(F.mixed_vec, grid, executor="process", workers=2, chunk=chunk, **kw)
+    _same_tables(pooled, serial)
+    assert S._FORKED == {}                       # nothing left behind
+    if bad is not None:
+        assert any(e is not None for e in pooled["error"].tolist())
+
+
+def test_bulk_forked_workers_with_store_and_resume(tmp_path):
+    # a store filled by forked workers reads back as the serial table; a resume whose
+    # missing points are not one contiguous run (index-array chunks) gives it too
+    grid = {"x": np.arange(1.0, 41.0), "z": [0.0, 1.0, 2.0]}
+    serial = sweep(F.mixed_vec, grid, executor="serial", chunk=7, progress=False)
+    store = tmp_path / "s.sqlite"
+    pooled = sweep(F.mixed_vec, grid, executor="process", workers=2, chunk=7, store=store,
+                   progress=False)
+    _same_tables(pooled, serial)
+    _same_tables(sweep(F.mixed_vec, grid, executor="serial", store=store, progress=False),
+                 serial)
+    con = sqlite3.connect(store)
+    ids = [r[0] for r in con.execute("SELECT id FROM chunks ORDER BY id").fetchall()]
+    con.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i in ids[1::3]])
+    con.commit()
+    con.close()
+    resumed = sweep(F.mixed_vec, grid, executor="process", workers=2, chunk=4, store=store,
+                    progress=False)
+    _same_tables(resumed, serial)
