@@ -596,6 +596,29 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
             "residual": res, "size": ch.size, "truncation": top}
 
 
+def _behind(th: list, other: int, kind: str, node: int) -> int:
+    """1 if thread ``other`` has a message of ``kind`` in flight on the same channel.
+
+    A channel ``u -> v`` carries at most two messages: ``u``'s request to
+    ``v`` (thread ``u`` in ``N1`` towards ``v``) and the reply to ``v``'s
+    request handled at ``u`` (thread ``v`` in ``N2`` from ``u``).  A message
+    sent while the other is in flight is behind it: the simulator's constant
+    latency never reorders a channel.  When the later message's Erlang clock
+    ends first, the earlier message arrives and the later one takes over the
+    earlier's clock (a swap of labels: every clock is still one Erlang
+    latency, so the mean time in the network stays ``L`` per message).
+    """
+    st = th[other]
+    return int(st[0] == kind and st[1] == node)
+
+
+def _release(th: list, other: int, kind: str, node: int) -> None:
+    """A message arrived: the later message of its channel (thread ``other``) may arrive."""
+    st = th[other]
+    if st[0] == kind and st[1] == node and st[3]:
+        th[other] = (kind, node, st[2], 0)
+
+
 def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
                latency_stages: int = 4) -> dict[str, Any]:
     """The whole machine of ``P`` processors as one Markov chain (small ``P`` only).
@@ -677,14 +700,14 @@ def _full_structure(P: int, ph: int, m: int, a_pos: tuple[bool, ...], t_pos: tup
 
     def send(th: list, qs: list, phs: list, t: int, d: int) -> list[tuple[tuple, Any]]:
         if m:
-            th[t] = ("N1", d, 0)
+            th[t] = ("N1", d, 0, _behind(th, d, "N2", t))
             return [((), (tuple(th), tuple(qs), tuple(phs)))]
         th[t] = ("Q", d)
         return arrive(th, qs, phs, d, t)
 
-    def reply(th: list, qs: list, phs: list, t: int) -> list[tuple[tuple, Any]]:
+    def reply(th: list, qs: list, phs: list, t: int, s: int) -> list[tuple[tuple, Any]]:
         if m:
-            th[t] = ("N2", 0)
+            th[t] = ("N2", s, 0, _behind(th, s, "N1", t))
             return [((), (tuple(th), tuple(qs), tuple(phs)))]
         th[t] = ("Y",)
         return arrive(th, qs, phs, t, -1)
@@ -704,20 +727,34 @@ def _full_structure(P: int, ph: int, m: int, a_pos: tuple[bool, ...], t_pos: tup
             elif kind == "N1":
                 th = list(threads)
                 if st[2] + 1 < m:
-                    th[t] = ("N1", st[1], st[2] + 1)
+                    th[t] = ("N1", st[1], st[2] + 1, st[3])
                     moves.append((L_, (tuple(th), queues, phases)))
-                else:
+                elif not st[3]:
                     th[t] = ("Q", st[1])
+                    _release(th, st[1], "N2", t)
                     for pr, ns in arrive(th, list(queues), list(phases), st[1], t):
+                        moves.append((L_ + pr, ns))
+                else:             # FIFO channel: the earlier message arrives first (_swap)
+                    d = st[1]
+                    th[t] = ("N1", d, threads[d][2], 0)
+                    th[d] = ("Y",)
+                    for pr, ns in arrive(th, list(queues), list(phases), d, -1):
                         moves.append((L_ + pr, ns))
             elif kind == "N2":
                 th = list(threads)
-                if st[1] + 1 < m:
-                    th[t] = ("N2", st[1] + 1)
+                if st[2] + 1 < m:
+                    th[t] = ("N2", st[1], st[2] + 1, st[3])
                     moves.append((L_, (tuple(th), queues, phases)))
-                else:
+                elif not st[3]:
                     th[t] = ("Y",)
+                    _release(th, st[1], "N1", t)
                     for pr, ns in arrive(th, list(queues), list(phases), t, -1):
+                        moves.append((L_ + pr, ns))
+                else:
+                    s_ = st[1]
+                    th[t] = ("N2", s_, threads[s_][2], 0)
+                    th[s_] = ("Q", t)
+                    for pr, ns in arrive(th, list(queues), list(phases), t, s_):
                         moves.append((L_ + pr, ns))
         for node in range(P):
             q = queues[node]
@@ -740,7 +777,7 @@ def _full_structure(P: int, ph: int, m: int, a_pos: tuple[bool, ...], t_pos: tup
                 outs: list[tuple[tuple, Any]] = [((), (th, qs, list(phases)))]
             else:
                 outs = []
-                for pr, ns in reply(th, qs, list(phases), head):
+                for pr, ns in reply(th, qs, list(phases), head, node):
                     outs.append((pr, (list(ns[0]), list(ns[1]), list(ns[2]))))
             for pr, (th2, qs2, ph2) in outs:
                 if not qs2[node] and th2[node][0] == "P":
@@ -827,14 +864,14 @@ def _solve_full_ref(P: int, W: float, o: float, cs2: float, L: float, *,
 
     def send(th: list, qs: list, phs: list, t: int, d: int) -> list[tuple[float, Any]]:
         if m:
-            th[t] = ("N1", d, 0)
+            th[t] = ("N1", d, 0, _behind(th, d, "N2", t))
             return [(1.0, (tuple(th), tuple(qs), tuple(phs)))]
         th[t] = ("Q", d)
         return arrive(th, qs, phs, d, t)
 
-    def reply(th: list, qs: list, phs: list, t: int) -> list[tuple[float, Any]]:
+    def reply(th: list, qs: list, phs: list, t: int, s: int) -> list[tuple[float, Any]]:
         if m:
-            th[t] = ("N2", 0)
+            th[t] = ("N2", s, 0, _behind(th, s, "N1", t))
             return [(1.0, (tuple(th), tuple(qs), tuple(phs)))]
         th[t] = ("Y",)
         return arrive(th, qs, phs, t, -1)
@@ -854,20 +891,34 @@ def _solve_full_ref(P: int, W: float, o: float, cs2: float, L: float, *,
             elif kind == "N1":
                 th = list(threads)
                 if st[2] + 1 < m:
-                    th[t] = ("N1", st[1], st[2] + 1)
+                    th[t] = ("N1", st[1], st[2] + 1, st[3])
                     moves.append((lrate, (tuple(th), queues, phases)))
-                else:
+                elif not st[3]:
                     th[t] = ("Q", st[1])
+                    _release(th, st[1], "N2", t)
                     for pr, ns in arrive(th, list(queues), list(phases), st[1], t):
+                        moves.append((lrate * pr, ns))
+                else:             # a FIFO channel: the earlier message arrives first
+                    d = st[1]
+                    th[t] = ("N1", d, threads[d][2], 0)
+                    th[d] = ("Y",)
+                    for pr, ns in arrive(th, list(queues), list(phases), d, -1):
                         moves.append((lrate * pr, ns))
             elif kind == "N2":
                 th = list(threads)
-                if st[1] + 1 < m:
-                    th[t] = ("N2", st[1] + 1)
+                if st[2] + 1 < m:
+                    th[t] = ("N2", st[1], st[2] + 1, st[3])
                     moves.append((lrate, (tuple(th), queues, phases)))
-                else:
+                elif not st[3]:
                     th[t] = ("Y",)
+                    _release(th, st[1], "N1", t)
                     for pr, ns in arrive(th, list(queues), list(phases), t, -1):
+                        moves.append((lrate * pr, ns))
+                else:
+                    s_ = st[1]
+                    th[t] = ("N2", s_, threads[s_][2], 0)
+                    th[s_] = ("Q", t)
+                    for pr, ns in arrive(th, list(queues), list(phases), t, s_):
                         moves.append((lrate * pr, ns))
         for node in range(P):
             q = queues[node]
@@ -889,7 +940,7 @@ def _solve_full_ref(P: int, W: float, o: float, cs2: float, L: float, *,
                 outs = [(1.0, (th, qs, list(phases)))]
             else:
                 outs = []
-                for pr, ns in reply(th, qs, list(phases), head):
+                for pr, ns in reply(th, qs, list(phases), head, node):
                     outs.append((pr, (list(ns[0]), list(ns[1]), list(ns[2]))))
             for pr, (th2, qs2, ph2) in outs:
                 if not qs2[node] and th2[node][0] == "P":
