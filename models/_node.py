@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["handler_ph", "NodeChain", "solve_node", "station_residence", "station_effective",
-           "solve_full", "FULL_MAX_P"]
+           "pair_residence", "pair_effective", "solve_full", "FULL_MAX_P"]
 
 #: machines of at most this many processors are solved as one Markov chain
 #: (:func:`solve_full`): the node chain's finite-source view of the other
@@ -486,6 +486,125 @@ def station_effective(lam: float, Ro: float, sources: float, servers: int, S: fl
     return float(out[0]), float(out[1])
 
 
+#: the two-station chain (:func:`pair_residence`) is used up to this many phases
+#: of the station's service (exponential, Erlang-2 and two-phase hyperexponential)
+PAIR_MAX_PHASES = 2
+
+#: ... and up to this population (16: 612 states, a few ms a solve; 64 customers
+#: take 8,500 states and 200 ms a solve, too slow for the fixed point)
+PAIR_MAX_POP = 16
+
+
+@functools.lru_cache(maxsize=32)
+def _pair_structure(pop: int, ph: int, a_pos: tuple[bool, ...], t_pos: tuple[bool, ...],
+                    e_pos: tuple[bool, ...]) -> tuple[np.ndarray, ...]:
+    """State space of :func:`pair_residence`: ``(rows, cols, coef, factors, n1, busy1)``.
+
+    States ``(n1, j1, n2, j2)``: customers at each station and the phase of
+    the one in service (``-1`` when empty).  A rate is ``coef`` times the
+    product of three entries of ``theta = [1, 1/Z, T.ravel(), exit, alpha]``;
+    ``busy1[s, j]`` is 1 when station 1 serves in phase ``j``.
+    """
+    o_T, o_e = 2, 2 + ph * ph
+    o_a = o_e + ph
+    keys = []
+    for n1 in range(pop + 1):
+        for n2 in range(pop + 1 - n1):
+            for j1 in (range(ph) if n1 else (-1,)):
+                for j2 in (range(ph) if n2 else (-1,)):
+                    keys.append((n1, j1, n2, j2))
+    idx = {k: i for i, k in enumerate(keys)}
+    rows: list[int] = []
+    cols: list[int] = []
+    coef: list[float] = []
+    facs: list[tuple[int, int, int]] = []
+
+    def add(i: int, st: list, c: float, f: tuple[int, ...]) -> None:
+        rows.append(i)
+        cols.append(idx[(st[0][0], st[0][1], st[1][0], st[1][1])])
+        coef.append(c)
+        facs.append(f + (0,) * (3 - len(f)))
+
+    for i, (n1, j1, n2, j2) in enumerate(keys):
+        free = pop - n1 - n2
+        st = [(n1, j1), (n2, j2)]
+        for k in range(2):
+            n, j = st[k]
+            if free:                       # a customer returns, to either station
+                if n == 0:
+                    for jj in range(ph):
+                        if a_pos[jj]:
+                            s2 = list(st)
+                            s2[k] = (1, jj)
+                            add(i, s2, 0.5 * free, (1, o_a + jj))
+                else:
+                    s2 = list(st)
+                    s2[k] = (n + 1, j)
+                    add(i, s2, 0.5 * free, (1,))
+            if not n:
+                continue
+            for jj in range(ph):
+                if jj != j and t_pos[j * ph + jj]:
+                    s2 = list(st)
+                    s2[k] = (n, jj)
+                    add(i, s2, 1.0, (o_T + j * ph + jj,))
+            if not e_pos[j]:
+                continue
+            if n == 1:
+                s2 = list(st)
+                s2[k] = (0, -1)
+                add(i, s2, 1.0, (o_e + j,))
+            else:
+                for jj in range(ph):
+                    if a_pos[jj]:
+                        s2 = list(st)
+                        s2[k] = (n - 1, jj)
+                        add(i, s2, 1.0, (o_e + j, o_a + jj))
+    n1v = np.array([k[0] for k in keys], dtype=float)
+    busy = np.zeros((len(keys), ph))
+    for i, k in enumerate(keys):
+        if k[0]:
+            busy[i, k[1]] = 1.0
+    return (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(coef),
+            np.array(facs, dtype=np.int64), n1v, busy)
+
+
+def pair_residence(Z: float, pop: int, S: float, cs2: float) -> tuple[float, float, float]:
+    """``(residence per visit, mean number present, throughput)`` of one of two twin stations.
+
+    ``pop`` customers circulate between a delay (exponential, mean ``Z``)
+    and two single-server FCFS stations, each chosen with probability 1/2
+    on leaving the delay; service phase-type (:func:`handler_ph`).  Unlike
+    one finite-source station (:func:`station_residence`), the customers
+    held at the *other* station are missing from this one's arrivals: with
+    highly variable service the two stations starve each other in turn (the
+    INIs of a two-cluster machine).
+    """
+    alpha, T = handler_ph(S, cs2)
+    ph = len(alpha)
+    ext = -T.sum(axis=1)
+    key = (int(pop), ph, tuple(bool(x) for x in alpha > 0),
+           tuple(bool(x) for x in T.ravel() > 0), tuple(bool(x) for x in ext > 0))
+    rows, cols, coef, fac, n1, busy = _pair_structure(*key)
+    theta = np.concatenate([[1.0, 1.0 / Z], T.ravel(), ext, alpha])
+    pi = _stationary(rows, cols, coef * theta[fac].prod(axis=1), n1.size)
+    Q = float(pi @ n1)
+    X = float(pi @ (busy @ ext))
+    return Q / X, Q, X
+
+
+def pair_effective(lam: float, Ro: float, pop: int, S: float, cs2: float) -> tuple[float, float]:
+    """``(residence per visit, mean number present)`` of a twin station fed at rate ``lam``.
+
+    The delay's mean ``Z = pop / (2 lam) - Ro`` makes each station's
+    throughput ``lam`` at the current residence ``Ro`` (as in
+    :func:`station_effective`).
+    """
+    Z = max(pop / (2.0 * lam) - Ro, 1e-3 * S)
+    Rv, Qv, _ = pair_residence(Z, int(pop), S, cs2)
+    return Rv, Qv
+
+
 @functools.lru_cache(maxsize=64)
 def _chain(sources: int, W: float, o: float, cs2: float, nmax: int) -> NodeChain:
     return NodeChain(sources, W, o, cs2, nmax)
@@ -494,7 +613,8 @@ def _chain(sources: int, W: float, o: float, cs2: float, nmax: int) -> NodeChain
 def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                station: dict[str, Any] | None = None,
                tol: float = 1e-7, max_iter: int = 200, nmax: int = 6,
-               tail: float = 1e-4) -> dict[str, Any]:
+               tail: float = 1e-4, x0: tuple[float, float, float] | None = None
+               ) -> dict[str, Any]:
     """Symmetric fixed point of the node chain.
 
     ``delay`` is the part of the away time that does not depend on the
@@ -509,7 +629,9 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     ``threads`` (per station), ``sources``, ``servers``, ``S``, ``cs2`` and
     ``phi`` (see :func:`station_residence`); the away time then also holds
     ``visits`` residences at such stations, each fed at rate
-    ``threads * visits / R``.
+    ``threads * visits / R``.  With ``pair`` (a population) in ``station``
+    the station is one of two twins (:func:`pair_effective`).  ``x0``: a
+    first guess of ``(R, R_q, R_o)`` (default: the contention-free values).
 
     Returns a dict with ``R`` (cycle), ``R_w`` (computing), ``R_p`` (pending:
     reply handled, handlers behind it still running), ``R_q``, ``R_y``,
@@ -520,7 +642,7 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     st = station
     Ro = st["S"] if st else 0.0
     R = W + delay + 2.0 * o + (st["visits"] * Ro if st else 0.0)
-    x = np.array([R, Rq, Ro])
+    x = np.array([R, Rq, Ro]) if x0 is None else np.array(x0, dtype=float)
     it_total = 0
     first = True
     while True:
@@ -543,8 +665,11 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                 phi = st["phi"]
                 if callable(phi):
                     phi = phi(min(lam_o * st["S"] / st["servers"], 1.0))
-                Ron, Qo = station_effective(lam_o, Ro, st["sources"], st["servers"], st["S"],
-                                            st["cs2"], phi)
+                if st.get("pair"):
+                    Ron, Qo = pair_effective(lam_o, Ro, st["pair"], st["S"], st["cs2"])
+                else:
+                    Ron, Qo = station_effective(lam_o, Ro, st["sources"], st["servers"],
+                                                st["S"], st["cs2"], phi)
                 # the stations cannot carry more than their capacity: R >= threads *
                 # visits * S / servers (the approximate waiting-time scalings could let
                 # the fixed point pass it)
