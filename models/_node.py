@@ -38,6 +38,14 @@ __all__ = ["handler_ph", "NodeChain", "solve_node", "station_residence", "statio
 #: threads is poorest there
 FULL_MAX_P = 3
 
+#: a station (:func:`solve_node`) whose servers are idle less than this fraction
+#: of the time is near saturation: the fixed point then holds its utilization
+#: ``U`` (the cycle is ``R = threads visits S / (servers U)``) instead of
+#: solving its chain at every step, and solves the chain again only at the
+#: fixed point, until ``U`` agrees to the tolerance (same answer, a few chain
+#: solves instead of tens)
+SAT_IDLE = 1e-2
+
 #: most Erlang phases used for ``cs2 < 1`` (``cs2 = 0`` is Erlang-``MAX_ERLANG``)
 MAX_ERLANG = 6
 DAMP = 0.2
@@ -463,26 +471,29 @@ def station_residence(gamma: float, sources: int, servers: int, S: float, cs2: f
 
 
 def station_effective(lam: float, Ro: float, sources: float, servers: int, S: float,
-                      cs2: float, phi: float = 1.0) -> tuple[float, float]:
+                      cs2: float, phi: float = 1.0, busy: bool = False) -> tuple[float, ...]:
     """``(residence per visit, mean number present)`` of a station fed at rate ``lam``.
 
     A finite-source station (:func:`station_residence`) of ``sources``
     customers, a real number >= 1: the residence and queue length are
     interpolated linearly between the integers around it.  Each customer's
     time away is set so that the station's throughput is ``lam`` at the
-    current residence ``Ro``: ``Z = sources / lam - Ro``.
+    current residence ``Ro``: ``Z = sources / lam - Ro``.  With ``busy``
+    the servers' utilization in that chain is returned third.
     """
     lo = max(1, int(math.floor(sources)))
     w = min(max(sources - lo, 0.0), 1.0)
     if sources >= 50.0:             # one more source changes nothing that matters there
         lo, w = int(round(sources)), 0.0
-    out = np.zeros(2)
+    out = np.zeros(3)
     for M, wt in ((lo, 1.0 - w), (lo + 1, w)):
         if wt <= 0.0:
             continue
         Z = max(M / lam - Ro, 1e-3 * S)
-        Rv, Qv, _ = station_residence(1.0 / Z, M, servers, S, cs2, phi)
-        out += wt * np.array([Rv, Qv])
+        Rv, Qv, thr = station_residence(1.0 / Z, M, servers, S, cs2, phi)
+        out += wt * np.array([Rv, Qv, thr * S / servers])
+    if busy:
+        return float(out[0]), float(out[1]), float(out[2])
     return float(out[0]), float(out[1])
 
 
@@ -645,6 +656,7 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     x = np.array([R, Rq, Ro]) if x0 is None else np.array(x0, dtype=float)
     it_total = 0
     first = True
+    sat = 0.0           # utilization of a station near saturation (0: solve its chain)
     while True:
         ch = _chain(int(sources), float(W), float(o), float(cs2), int(min(sources, nmax)))
         want = 1e-3 if first and ch.nmax < sources else tol
@@ -665,16 +677,24 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                 phi = st["phi"]
                 if callable(phi):
                     phi = phi(min(lam_o * st["S"] / st["servers"], 1.0))
-                if st.get("pair"):
-                    Ron, Qo = pair_effective(lam_o, Ro, st["pair"], st["S"], st["cs2"])
-                else:
-                    Ron, Qo = station_effective(lam_o, Ro, st["sources"], st["servers"],
-                                                st["S"], st["cs2"], phi)
                 # the stations cannot carry more than their capacity: R >= threads *
                 # visits * S / servers (the approximate waiting-time scalings could let
                 # the fixed point pass it)
                 floor = (st["threads"] * st["visits"] * st["S"] / st["servers"]
                          - (R - st["visits"] * Ro)) / st["visits"]
+                if sat:
+                    # a station near saturation, at the utilization U of its last solve:
+                    # the cycle is R = threads visits S / (servers U), and the residence
+                    # what that leaves (no chain solve)
+                    Ron = max((st["threads"] * st["visits"] * st["S"] / (st["servers"] * sat)
+                               - (R - st["visits"] * Ro)) / st["visits"], st["S"])
+                    Qo = lam_o * Ron
+                elif st.get("pair"):
+                    Ron, Qo = pair_effective(lam_o, Ro, st["pair"], st["S"], st["cs2"])
+                else:
+                    Ron, Qo, U = station_effective(lam_o, Ro, st["sources"], st["servers"],
+                                                   st["S"], st["cs2"], phi, busy=True)
+                    sat = U if U >= 1.0 - SAT_IDLE else 0.0
                 Ron = max(Ron, floor)
             else:
                 Ron, Qo = 0.0, 0.0
@@ -683,7 +703,15 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
             fx = np.array([1.0 / Xn, Qq / lam_in, math.sqrt(Ron * Ro) if st else 0.0])
             g = fx - x
             res = float(np.max(np.abs(g) / np.maximum(x, 1e-300)))
-            if res < want:
+            if res < want and sat:
+                # the station's chain at the fixed point: done if its utilization is the
+                # one assumed, else iterate on with the new one
+                U = station_effective(lam_o, Ro, st["sources"], st["servers"], st["S"],
+                                      st["cs2"], phi, busy=True)[2]
+                if abs(U - sat) <= want * U:
+                    break
+                sat = U if U >= 1.0 - SAT_IDLE else 0.0
+            elif res < want:
                 break
             # Anderson mixing (depth 1) on the residual g = f(x) - x, damped
             xn = x + (1.0 - DAMP) * g
