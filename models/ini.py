@@ -938,7 +938,7 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     sources = max(1.0, 4.0 * h * r / (h + r))
     out = {"visits": 4.0, "threads": n, "sources": sources, "servers": servers, "S": O,
            "cs2": cO, "phi": 1.0}
-    if (clusters == 2 and K == 1 and 2 * S <= PAIR_MAX_POP
+    if (O > 0 and clusters == 2 and K == 1 and 2 * S <= PAIR_MAX_POP
             and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
         # the machine's two INIs: every thread visits each twice per round trip
         out["pair"] = int(round(2 * S))
@@ -975,6 +975,9 @@ def _solve_small_point(W: float, o: float, l_: float, O: float, L: float, ch: fl
     from models.lopc import LATENCY_STAGES
 
     k = LATENCY_STAGES.get(P, 1)
+    if O == 0.0:             # no INI time: the whole-machine chain alone
+        f = solve_full(P, W, o, ch, l_ + L, latency_stages=k)
+        return dict(f, R_o=0.0, Q_o=0.0)
 
     def g(Ro: float) -> tuple[float, dict[str, Any], float]:
         f = solve_full(P, W, o, ch, l_ + L + 2.0 * Ro, latency_stages=k)
@@ -1068,6 +1071,30 @@ def _solve_node(p: INIParams, *, tol: float, max_iter: int, on_fail: str) -> dic
 # ---------------------------------------------------------------------------
 # public solve
 # ---------------------------------------------------------------------------
+
+#: a time (W, o, l, O or L) below this fraction of the point's largest one is
+#: taken as 0: its effect on the result is below double precision (1e-18 rather
+#: than LoPC's 1e-12, so that the thesis method's residences stay exact to
+#: 1e-12 in absolute terms for times up to 1e5)
+TIME_EPS = 1e-18
+
+_TIMES = ("W", "o", "l", "O", "L")
+
+
+def _time_units(p: INIParams) -> tuple[INIParams, np.ndarray]:
+    """``(p in units of s, s)``, ``s`` the power of two with the largest time / ``s`` in [1, 2).
+
+    Every method is homogeneous of degree one in the times and scaling by a
+    power of two is exact, so the results are unchanged -- except that times
+    far apart in size (a denormal ``l`` beside ``O = 100``, ``W = 1e300``) no
+    longer overflow a rate to ``inf`` (or underflow to ``0``): a time below
+    :data:`TIME_EPS` of the largest is taken as 0 (as in :mod:`models.lopc`).
+    """
+    t = {n: np.asarray(getattr(p, n), dtype=float) for n in _TIMES}
+    big = np.maximum.reduce(np.broadcast_arrays(*t.values()))   # > 0 (R0 > 0 is checked)
+    unit = np.ldexp(1.0, np.frexp(big)[1] - 1)
+    return p.replace(**{n: np.where(x > TIME_EPS * big, x / unit, 0.0) for n, x in t.items()}), unit
+
 
 def solve(params: INIParams | None = None, method: str = "auto", *, tol: float = 1e-13,
           max_iter: int = 200, on_fail: str = "warn", **kwargs: Any) -> INIResult:
@@ -1170,6 +1197,8 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
         n_points = int(np.prod(np.broadcast_shapes(
             *(np.shape(getattr(params, k)) for k in _NUMERIC + ("K", "clusters")))))
         method = auto_method(n_points, "thesis", "INI")
+    user_params = params
+    params, unit = _time_units(params)
     if method == "thesis":
         v = _solve_thesis(params, tol=tol, max_iter=max_iter, on_fail=on_fail)
     elif method == "node":
@@ -1180,6 +1209,9 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
             opts.setdefault("on_fail", on_fail)
             opts.setdefault("tol", ENGINE_TOL)
         v = _solve_network(params, method, opts)
+    v = {**v, "lam": np.asarray(v["lam"]) / unit,
+         **{k: np.asarray(v[k]) * unit for k in ("R", "R_w", "R_q", "R_y", "R_o", "R_p") if k in v}}
+    params = user_params
     r0 = np.asarray(params.contention_free, dtype=float)
     R = np.asarray(v["R"], dtype=float)
     # in chunks: no grid-sized temporaries beside the label array (large grids)
