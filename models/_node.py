@@ -20,6 +20,12 @@ queued behind the reply still run before it resumes), *computing*
 (exponential ``W``, preempted whenever a handler is present), *away*, and
 *reply queued* with ``a`` handlers ahead and ``b`` behind it.  The chain is
 solved for its stationary distribution with a sparse LU factorization.
+
+Also here: the finite-source station chains of the INI model
+(:func:`station_residence`, :func:`station_effective`), the twin-station
+chain of a two-cluster INI machine (:func:`pair_residence`), and the
+whole-machine chain of two or three processors with FIFO channels
+(:func:`solve_full`).
 """
 
 from __future__ import annotations
