@@ -37,6 +37,7 @@ References
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from dataclasses import dataclass, fields
@@ -1093,7 +1094,12 @@ def _time_units(p: INIParams) -> tuple[INIParams, np.ndarray]:
     t = {n: np.asarray(getattr(p, n), dtype=float) for n in _TIMES}
     big = np.maximum.reduce(np.broadcast_arrays(*t.values()))   # > 0 (R0 > 0 is checked)
     unit = np.ldexp(1.0, np.frexp(big)[1] - 1)
-    return p.replace(**{n: np.where(x > TIME_EPS * big, x / unit, 0.0) for n, x in t.items()}), unit
+    # a copy with only the times changed: INIParams.replace would re-derive N from S
+    # (N = 1.00001 with S = 1 passes its tolerance check and became 1.0)
+    q = copy.copy(p)
+    for n, x in t.items():
+        object.__setattr__(q, n, np.where(x > TIME_EPS * big, x / unit, 0.0))
+    return q, unit
 
 
 def solve(params: INIParams | None = None, method: str = "auto", *, tol: float = 1e-13,
