@@ -35,7 +35,7 @@ def _clear() -> None:
     from models import _node
 
     # (getattr: the script also times older versions of the module, with --label)
-    for name in ("_chain", "_station_structure", "_full_structure"):
+    for name in ("_chain", "_station_structure", "_full_structure", "_pair_structure"):
         f = getattr(_node, name, None)
         if f is not None:
             f.cache_clear()

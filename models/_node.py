@@ -20,6 +20,12 @@ queued behind the reply still run before it resumes), *computing*
 (exponential ``W``, preempted whenever a handler is present), *away*, and
 *reply queued* with ``a`` handlers ahead and ``b`` behind it.  The chain is
 solved for its stationary distribution with a sparse LU factorization.
+
+Also here: the finite-source station chains of the INI model
+(:func:`station_residence`, :func:`station_effective`), the twin-station
+chain of a two-cluster INI machine (:func:`pair_residence`), and the
+whole-machine chain of two or three processors with FIFO channels
+(:func:`solve_full`).
 """
 
 from __future__ import annotations
@@ -31,12 +37,20 @@ from typing import Any
 import numpy as np
 
 __all__ = ["handler_ph", "NodeChain", "solve_node", "station_residence", "station_effective",
-           "solve_full", "FULL_MAX_P"]
+           "pair_residence", "pair_effective", "solve_full", "FULL_MAX_P"]
 
 #: machines of at most this many processors are solved as one Markov chain
 #: (:func:`solve_full`): the node chain's finite-source view of the other
 #: threads is poorest there
 FULL_MAX_P = 3
+
+#: a station (:func:`solve_node`) whose servers are idle less than this fraction
+#: of the time is near saturation: the fixed point then holds its utilization
+#: ``U`` (the cycle is ``R = threads visits S / (servers U)``) instead of
+#: solving its chain at every step, and solves the chain again only at the
+#: fixed point, until ``U`` agrees to the tolerance (same answer, a few chain
+#: solves instead of tens)
+SAT_IDLE = 1e-2
 
 #: most Erlang phases used for ``cs2 < 1`` (``cs2 = 0`` is Erlang-``MAX_ERLANG``)
 MAX_ERLANG = 6
@@ -463,27 +477,149 @@ def station_residence(gamma: float, sources: int, servers: int, S: float, cs2: f
 
 
 def station_effective(lam: float, Ro: float, sources: float, servers: int, S: float,
-                      cs2: float, phi: float = 1.0) -> tuple[float, float]:
+                      cs2: float, phi: float = 1.0, busy: bool = False) -> tuple[float, ...]:
     """``(residence per visit, mean number present)`` of a station fed at rate ``lam``.
 
     A finite-source station (:func:`station_residence`) of ``sources``
     customers, a real number >= 1: the residence and queue length are
     interpolated linearly between the integers around it.  Each customer's
     time away is set so that the station's throughput is ``lam`` at the
-    current residence ``Ro``: ``Z = sources / lam - Ro``.
+    current residence ``Ro``: ``Z = sources / lam - Ro``.  With ``busy``
+    the servers' utilization in that chain is returned third.
     """
     lo = max(1, int(math.floor(sources)))
     w = min(max(sources - lo, 0.0), 1.0)
     if sources >= 50.0:             # one more source changes nothing that matters there
         lo, w = int(round(sources)), 0.0
-    out = np.zeros(2)
+    out = np.zeros(3)
     for M, wt in ((lo, 1.0 - w), (lo + 1, w)):
         if wt <= 0.0:
             continue
         Z = max(M / lam - Ro, 1e-3 * S)
-        Rv, Qv, _ = station_residence(1.0 / Z, M, servers, S, cs2, phi)
-        out += wt * np.array([Rv, Qv])
+        Rv, Qv, thr = station_residence(1.0 / Z, M, servers, S, cs2, phi)
+        out += wt * np.array([Rv, Qv, thr * S / servers])
+    if busy:
+        return float(out[0]), float(out[1]), float(out[2])
     return float(out[0]), float(out[1])
+
+
+#: the two-station chain (:func:`pair_residence`) is used up to this many phases
+#: of the station's service (exponential, Erlang-2 and two-phase hyperexponential)
+PAIR_MAX_PHASES = 2
+
+#: ... and up to this population (16: 612 states, a few ms a solve; 64 customers
+#: take 8,500 states and 200 ms a solve, too slow for the fixed point)
+PAIR_MAX_POP = 16
+
+
+@functools.lru_cache(maxsize=32)
+def _pair_structure(pop: int, ph: int, a_pos: tuple[bool, ...], t_pos: tuple[bool, ...],
+                    e_pos: tuple[bool, ...]) -> tuple[np.ndarray, ...]:
+    """State space of :func:`pair_residence`: ``(rows, cols, coef, factors, n1, busy1)``.
+
+    States ``(n1, j1, n2, j2)``: customers at each station and the phase of
+    the one in service (``-1`` when empty).  A rate is ``coef`` times the
+    product of three entries of ``theta = [1, 1/Z, T.ravel(), exit, alpha]``;
+    ``busy1[s, j]`` is 1 when station 1 serves in phase ``j``.
+    """
+    o_T, o_e = 2, 2 + ph * ph
+    o_a = o_e + ph
+    keys = []
+    for n1 in range(pop + 1):
+        for n2 in range(pop + 1 - n1):
+            for j1 in (range(ph) if n1 else (-1,)):
+                for j2 in (range(ph) if n2 else (-1,)):
+                    keys.append((n1, j1, n2, j2))
+    idx = {k: i for i, k in enumerate(keys)}
+    rows: list[int] = []
+    cols: list[int] = []
+    coef: list[float] = []
+    facs: list[tuple[int, int, int]] = []
+
+    def add(i: int, st: list, c: float, f: tuple[int, ...]) -> None:
+        rows.append(i)
+        cols.append(idx[(st[0][0], st[0][1], st[1][0], st[1][1])])
+        coef.append(c)
+        facs.append(f + (0,) * (3 - len(f)))
+
+    for i, (n1, j1, n2, j2) in enumerate(keys):
+        free = pop - n1 - n2
+        st = [(n1, j1), (n2, j2)]
+        for k in range(2):
+            n, j = st[k]
+            if free:                       # a customer returns, to either station
+                if n == 0:
+                    for jj in range(ph):
+                        if a_pos[jj]:
+                            s2 = list(st)
+                            s2[k] = (1, jj)
+                            add(i, s2, 0.5 * free, (1, o_a + jj))
+                else:
+                    s2 = list(st)
+                    s2[k] = (n + 1, j)
+                    add(i, s2, 0.5 * free, (1,))
+            if not n:
+                continue
+            for jj in range(ph):
+                if jj != j and t_pos[j * ph + jj]:
+                    s2 = list(st)
+                    s2[k] = (n, jj)
+                    add(i, s2, 1.0, (o_T + j * ph + jj,))
+            if not e_pos[j]:
+                continue
+            if n == 1:
+                s2 = list(st)
+                s2[k] = (0, -1)
+                add(i, s2, 1.0, (o_e + j,))
+            else:
+                for jj in range(ph):
+                    if a_pos[jj]:
+                        s2 = list(st)
+                        s2[k] = (n - 1, jj)
+                        add(i, s2, 1.0, (o_e + j, o_a + jj))
+    n1v = np.array([k[0] for k in keys], dtype=float)
+    busy = np.zeros((len(keys), ph))
+    for i, k in enumerate(keys):
+        if k[0]:
+            busy[i, k[1]] = 1.0
+    return (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(coef),
+            np.array(facs, dtype=np.int64), n1v, busy)
+
+
+def pair_residence(Z: float, pop: int, S: float, cs2: float) -> tuple[float, float, float]:
+    """``(residence per visit, mean number present, throughput)`` of one of two twin stations.
+
+    ``pop`` customers circulate between a delay (exponential, mean ``Z``)
+    and two single-server FCFS stations, each chosen with probability 1/2
+    on leaving the delay; service phase-type (:func:`handler_ph`).  Unlike
+    one finite-source station (:func:`station_residence`), the customers
+    held at the *other* station are missing from this one's arrivals: with
+    highly variable service the two stations starve each other in turn (the
+    INIs of a two-cluster machine).
+    """
+    alpha, T = handler_ph(S, cs2)
+    ph = len(alpha)
+    ext = -T.sum(axis=1)
+    key = (int(pop), ph, tuple(bool(x) for x in alpha > 0),
+           tuple(bool(x) for x in T.ravel() > 0), tuple(bool(x) for x in ext > 0))
+    rows, cols, coef, fac, n1, busy = _pair_structure(*key)
+    theta = np.concatenate([[1.0, 1.0 / Z], T.ravel(), ext, alpha])
+    pi = _stationary(rows, cols, coef * theta[fac].prod(axis=1), n1.size)
+    Q = float(pi @ n1)
+    X = float(pi @ (busy @ ext))
+    return Q / X, Q, X
+
+
+def pair_effective(lam: float, Ro: float, pop: int, S: float, cs2: float) -> tuple[float, float]:
+    """``(residence per visit, mean number present)`` of a twin station fed at rate ``lam``.
+
+    The delay's mean ``Z = pop / (2 lam) - Ro`` makes each station's
+    throughput ``lam`` at the current residence ``Ro`` (as in
+    :func:`station_effective`).
+    """
+    Z = max(pop / (2.0 * lam) - Ro, 1e-3 * S)
+    Rv, Qv, _ = pair_residence(Z, int(pop), S, cs2)
+    return Rv, Qv
 
 
 @functools.lru_cache(maxsize=64)
@@ -494,7 +630,8 @@ def _chain(sources: int, W: float, o: float, cs2: float, nmax: int) -> NodeChain
 def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                station: dict[str, Any] | None = None,
                tol: float = 1e-7, max_iter: int = 200, nmax: int = 6,
-               tail: float = 1e-4) -> dict[str, Any]:
+               tail: float = 1e-4, x0: tuple[float, float, float] | None = None
+               ) -> dict[str, Any]:
     """Symmetric fixed point of the node chain.
 
     ``delay`` is the part of the away time that does not depend on the
@@ -509,7 +646,9 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     ``threads`` (per station), ``sources``, ``servers``, ``S``, ``cs2`` and
     ``phi`` (see :func:`station_residence`); the away time then also holds
     ``visits`` residences at such stations, each fed at rate
-    ``threads * visits / R``.
+    ``threads * visits / R``.  With ``pair`` (a population) in ``station``
+    the station is one of two twins (:func:`pair_effective`).  ``x0``: a
+    first guess of ``(R, R_q, R_o)`` (default: the contention-free values).
 
     Returns a dict with ``R`` (cycle), ``R_w`` (computing), ``R_p`` (pending:
     reply handled, handlers behind it still running), ``R_q``, ``R_y``,
@@ -520,9 +659,10 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     st = station
     Ro = st["S"] if st else 0.0
     R = W + delay + 2.0 * o + (st["visits"] * Ro if st else 0.0)
-    x = np.array([R, Rq, Ro])
+    x = np.array([R, Rq, Ro]) if x0 is None else np.array(x0, dtype=float)
     it_total = 0
     first = True
+    sat = 0.0           # utilization of a station near saturation (0: solve its chain)
     while True:
         ch = _chain(int(sources), float(W), float(o), float(cs2), int(min(sources, nmax)))
         want = 1e-3 if first and ch.nmax < sources else tol
@@ -543,13 +683,24 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                 phi = st["phi"]
                 if callable(phi):
                     phi = phi(min(lam_o * st["S"] / st["servers"], 1.0))
-                Ron, Qo = station_effective(lam_o, Ro, st["sources"], st["servers"], st["S"],
-                                            st["cs2"], phi)
                 # the stations cannot carry more than their capacity: R >= threads *
                 # visits * S / servers (the approximate waiting-time scalings could let
                 # the fixed point pass it)
                 floor = (st["threads"] * st["visits"] * st["S"] / st["servers"]
                          - (R - st["visits"] * Ro)) / st["visits"]
+                if sat:
+                    # a station near saturation, at the utilization U of its last solve:
+                    # the cycle is R = threads visits S / (servers U), and the residence
+                    # what that leaves (no chain solve)
+                    Ron = max((st["threads"] * st["visits"] * st["S"] / (st["servers"] * sat)
+                               - (R - st["visits"] * Ro)) / st["visits"], st["S"])
+                    Qo = lam_o * Ron
+                elif st.get("pair"):
+                    Ron, Qo = pair_effective(lam_o, Ro, st["pair"], st["S"], st["cs2"])
+                else:
+                    Ron, Qo, U = station_effective(lam_o, Ro, st["sources"], st["servers"],
+                                                   st["S"], st["cs2"], phi, busy=True)
+                    sat = U if U >= 1.0 - SAT_IDLE else 0.0
                 Ron = max(Ron, floor)
             else:
                 Ron, Qo = 0.0, 0.0
@@ -558,7 +709,15 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
             fx = np.array([1.0 / Xn, Qq / lam_in, math.sqrt(Ron * Ro) if st else 0.0])
             g = fx - x
             res = float(np.max(np.abs(g) / np.maximum(x, 1e-300)))
-            if res < want:
+            if res < want and sat:
+                # the station's chain at the fixed point: done if its utilization is the
+                # one assumed, else iterate on with the new one
+                U = station_effective(lam_o, Ro, st["sources"], st["servers"], st["S"],
+                                      st["cs2"], phi, busy=True)[2]
+                if abs(U - sat) <= want * U:
+                    break
+                sat = U if U >= 1.0 - SAT_IDLE else 0.0
+            elif res < want:
                 break
             # Anderson mixing (depth 1) on the residual g = f(x) - x, damped
             xn = x + (1.0 - DAMP) * g
@@ -594,6 +753,29 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
             "Q_y": float(pi[ch.is_Y].sum()), "R_o": Ron, "Q_o": Qo,
             "converged": res < tol, "iterations": it_total,
             "residual": res, "size": ch.size, "truncation": top}
+
+
+def _behind(th: list, other: int, kind: str, node: int) -> int:
+    """1 if thread ``other`` has a message of ``kind`` in flight on the same channel.
+
+    A channel ``u -> v`` carries at most two messages: ``u``'s request to
+    ``v`` (thread ``u`` in ``N1`` towards ``v``) and the reply to ``v``'s
+    request handled at ``u`` (thread ``v`` in ``N2`` from ``u``).  A message
+    sent while the other is in flight is behind it: the simulator's constant
+    latency never reorders a channel.  When the later message's Erlang clock
+    ends first, the earlier message arrives and the later one takes over the
+    earlier's clock (a swap of labels: every clock is still one Erlang
+    latency, so the mean time in the network stays ``L`` per message).
+    """
+    st = th[other]
+    return int(st[0] == kind and st[1] == node)
+
+
+def _release(th: list, other: int, kind: str, node: int) -> None:
+    """A message arrived: the later message of its channel (thread ``other``) may arrive."""
+    st = th[other]
+    if st[0] == kind and st[1] == node and st[3]:
+        th[other] = (kind, node, st[2], 0)
 
 
 def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
@@ -677,14 +859,14 @@ def _full_structure(P: int, ph: int, m: int, a_pos: tuple[bool, ...], t_pos: tup
 
     def send(th: list, qs: list, phs: list, t: int, d: int) -> list[tuple[tuple, Any]]:
         if m:
-            th[t] = ("N1", d, 0)
+            th[t] = ("N1", d, 0, _behind(th, d, "N2", t))
             return [((), (tuple(th), tuple(qs), tuple(phs)))]
         th[t] = ("Q", d)
         return arrive(th, qs, phs, d, t)
 
-    def reply(th: list, qs: list, phs: list, t: int) -> list[tuple[tuple, Any]]:
+    def reply(th: list, qs: list, phs: list, t: int, s: int) -> list[tuple[tuple, Any]]:
         if m:
-            th[t] = ("N2", 0)
+            th[t] = ("N2", s, 0, _behind(th, s, "N1", t))
             return [((), (tuple(th), tuple(qs), tuple(phs)))]
         th[t] = ("Y",)
         return arrive(th, qs, phs, t, -1)
@@ -704,20 +886,34 @@ def _full_structure(P: int, ph: int, m: int, a_pos: tuple[bool, ...], t_pos: tup
             elif kind == "N1":
                 th = list(threads)
                 if st[2] + 1 < m:
-                    th[t] = ("N1", st[1], st[2] + 1)
+                    th[t] = ("N1", st[1], st[2] + 1, st[3])
                     moves.append((L_, (tuple(th), queues, phases)))
-                else:
+                elif not st[3]:
                     th[t] = ("Q", st[1])
+                    _release(th, st[1], "N2", t)
                     for pr, ns in arrive(th, list(queues), list(phases), st[1], t):
+                        moves.append((L_ + pr, ns))
+                else:             # FIFO channel: the earlier message arrives first (_swap)
+                    d = st[1]
+                    th[t] = ("N1", d, threads[d][2], 0)
+                    th[d] = ("Y",)
+                    for pr, ns in arrive(th, list(queues), list(phases), d, -1):
                         moves.append((L_ + pr, ns))
             elif kind == "N2":
                 th = list(threads)
-                if st[1] + 1 < m:
-                    th[t] = ("N2", st[1] + 1)
+                if st[2] + 1 < m:
+                    th[t] = ("N2", st[1], st[2] + 1, st[3])
                     moves.append((L_, (tuple(th), queues, phases)))
-                else:
+                elif not st[3]:
                     th[t] = ("Y",)
+                    _release(th, st[1], "N1", t)
                     for pr, ns in arrive(th, list(queues), list(phases), t, -1):
+                        moves.append((L_ + pr, ns))
+                else:
+                    s_ = st[1]
+                    th[t] = ("N2", s_, threads[s_][2], 0)
+                    th[s_] = ("Q", t)
+                    for pr, ns in arrive(th, list(queues), list(phases), t, s_):
                         moves.append((L_ + pr, ns))
         for node in range(P):
             q = queues[node]
@@ -740,7 +936,7 @@ def _full_structure(P: int, ph: int, m: int, a_pos: tuple[bool, ...], t_pos: tup
                 outs: list[tuple[tuple, Any]] = [((), (th, qs, list(phases)))]
             else:
                 outs = []
-                for pr, ns in reply(th, qs, list(phases), head):
+                for pr, ns in reply(th, qs, list(phases), head, node):
                     outs.append((pr, (list(ns[0]), list(ns[1]), list(ns[2]))))
             for pr, (th2, qs2, ph2) in outs:
                 if not qs2[node] and th2[node][0] == "P":
@@ -827,14 +1023,14 @@ def _solve_full_ref(P: int, W: float, o: float, cs2: float, L: float, *,
 
     def send(th: list, qs: list, phs: list, t: int, d: int) -> list[tuple[float, Any]]:
         if m:
-            th[t] = ("N1", d, 0)
+            th[t] = ("N1", d, 0, _behind(th, d, "N2", t))
             return [(1.0, (tuple(th), tuple(qs), tuple(phs)))]
         th[t] = ("Q", d)
         return arrive(th, qs, phs, d, t)
 
-    def reply(th: list, qs: list, phs: list, t: int) -> list[tuple[float, Any]]:
+    def reply(th: list, qs: list, phs: list, t: int, s: int) -> list[tuple[float, Any]]:
         if m:
-            th[t] = ("N2", 0)
+            th[t] = ("N2", s, 0, _behind(th, s, "N1", t))
             return [(1.0, (tuple(th), tuple(qs), tuple(phs)))]
         th[t] = ("Y",)
         return arrive(th, qs, phs, t, -1)
@@ -854,20 +1050,34 @@ def _solve_full_ref(P: int, W: float, o: float, cs2: float, L: float, *,
             elif kind == "N1":
                 th = list(threads)
                 if st[2] + 1 < m:
-                    th[t] = ("N1", st[1], st[2] + 1)
+                    th[t] = ("N1", st[1], st[2] + 1, st[3])
                     moves.append((lrate, (tuple(th), queues, phases)))
-                else:
+                elif not st[3]:
                     th[t] = ("Q", st[1])
+                    _release(th, st[1], "N2", t)
                     for pr, ns in arrive(th, list(queues), list(phases), st[1], t):
+                        moves.append((lrate * pr, ns))
+                else:             # a FIFO channel: the earlier message arrives first
+                    d = st[1]
+                    th[t] = ("N1", d, threads[d][2], 0)
+                    th[d] = ("Y",)
+                    for pr, ns in arrive(th, list(queues), list(phases), d, -1):
                         moves.append((lrate * pr, ns))
             elif kind == "N2":
                 th = list(threads)
-                if st[1] + 1 < m:
-                    th[t] = ("N2", st[1] + 1)
+                if st[2] + 1 < m:
+                    th[t] = ("N2", st[1], st[2] + 1, st[3])
                     moves.append((lrate, (tuple(th), queues, phases)))
-                else:
+                elif not st[3]:
                     th[t] = ("Y",)
+                    _release(th, st[1], "N1", t)
                     for pr, ns in arrive(th, list(queues), list(phases), t, -1):
+                        moves.append((lrate * pr, ns))
+                else:
+                    s_ = st[1]
+                    th[t] = ("N2", s_, threads[s_][2], 0)
+                    th[s_] = ("Q", t)
+                    for pr, ns in arrive(th, list(queues), list(phases), t, s_):
                         moves.append((lrate * pr, ns))
         for node in range(P):
             q = queues[node]
@@ -889,7 +1099,7 @@ def _solve_full_ref(P: int, W: float, o: float, cs2: float, L: float, *,
                 outs = [(1.0, (th, qs, list(phases)))]
             else:
                 outs = []
-                for pr, ns in reply(th, qs, list(phases), head):
+                for pr, ns in reply(th, qs, list(phases), head, node):
                     outs.append((pr, (list(ns[0]), list(ns[1]), list(ns[2]))))
             for pr, (th2, qs2, ph2) in outs:
                 if not qs2[node] and th2[node][0] == "P":

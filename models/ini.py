@@ -37,6 +37,7 @@ References
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from dataclasses import dataclass, fields
@@ -991,6 +992,8 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     is not applied: on the seed-2026 design it made round-robin points
     worse (``R`` mean 1.19% against 1.07%).
     """
+    from models._node import PAIR_MAX_PHASES, PAIR_MAX_POP, handler_ph
+
     S = N * K
     r = S * (clusters - 1)
     if dispatch == "shared":
@@ -1000,31 +1003,90 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     else:
         n, h, servers = N, N, 1
     sources = max(1.0, 4.0 * h * r / (h + r))
-    return {"visits": 4.0, "threads": n, "sources": sources, "servers": servers, "S": O,
-            "cs2": cO, "phi": 1.0}
+    out = {"visits": 4.0, "threads": n, "sources": sources, "servers": servers, "S": O,
+           "cs2": cO, "phi": 1.0}
+    if (O > 0 and clusters == 2 and K == 1 and 2 * S <= PAIR_MAX_POP
+            and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
+        # the machine's two INIs: every thread visits each twice per round trip
+        out["pair"] = int(round(2 * S))
+    return out
+
+
+def _station_effective(station: dict[str, Any], lam_o: float, Ro: float) -> tuple[float, float]:
+    """``(R_o, Q_o)`` of the INI station of :func:`_ini_station` fed at ``lam_o``."""
+    from models._node import pair_effective, station_effective
+
+    if station.get("pair"):
+        return pair_effective(lam_o, Ro, station["pair"], station["S"], station["cs2"])
+    return station_effective(lam_o, Ro, station["sources"], station["servers"], station["S"],
+                             station["cs2"], station["phi"])
+
+
+def _solve_small_point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
+                       P: int, station: dict[str, Any], tol: float,
+                       max_iter: int) -> dict[str, Any]:
+    """A machine of ``P <= FULL_MAX_P`` PEs (one per cluster): the whole-machine chain.
+
+    With one PE per cluster every request goes to a uniformly chosen other
+    PE, as in LoPC, so the PEs, their threads and their FCFS handler queues
+    are LoPC's whole-machine chain (:func:`models._node.solve_full`, FIFO
+    channels, Erlang latency) with the one-way latency ``l + L + 2 R_o``
+    (the two intra-cluster hops of ``l/2``, the inter-cluster hop and two
+    INI residences).  ``R_o`` comes from the INI station chain
+    (:func:`models._node.station_effective`) fed at the chain's cycle rate;
+    the scalar fixed point in ``R_o`` is solved by safeguarded secant steps.
+    The node chain's finite-source view of the other threads is poorest in
+    such machines (two PEs in lockstep: -26% of ``R`` on the seed-7 design).
+    """
+    from models._node import solve_full
+    from models.lopc import LATENCY_STAGES
+
+    k = LATENCY_STAGES.get(P, 1)
+    if O == 0.0:             # no INI time: the whole-machine chain alone
+        f = solve_full(P, W, o, ch, l_ + L, latency_stages=k)
+        return dict(f, R_o=0.0, Q_o=0.0)
+
+    def g(Ro: float) -> tuple[float, dict[str, Any], float]:
+        f = solve_full(P, W, o, ch, l_ + L + 2.0 * Ro, latency_stages=k)
+        lam_o = station["threads"] * station["visits"] / f["R"]
+        Ron, Qo = _station_effective(station, lam_o, Ro)
+        return Ron - Ro, f, Qo
+
+    a = O
+    ga, f, Qo = g(a)
+    b = a + ga
+    it, res = 1, abs(ga) / a
+    while res > tol and it < max_iter:
+        gb, f, Qo = g(b)
+        it += 1
+        res = abs(gb) / b
+        if res <= tol:
+            break
+        # secant step, kept within [O, b + 2 gb] (g decreases in R_o) and damped otherwise
+        c = b - gb * (b - a) / (gb - ga) if gb != ga else b + 0.5 * gb
+        if not (c >= O and math.isfinite(c)):
+            c = max(O, b + 0.5 * gb)
+        a, ga, b = b, gb, c
+    Ro = b
+    return dict(f, R_o=Ro, Q_o=Qo, converged=res <= tol, iterations=it, residual=res)
 
 
 def _solve_node_point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
                       N: float, K: int, clusters: int, dispatch: str, tol: float,
                       max_iter: int) -> dict[str, Any]:
     """One point of the node method: a PE chain coupled to an INI station chain."""
-    from models._node import solve_node
+    from models._node import FULL_MAX_P, solve_node
 
     S = N * K
     sources = max(1, int(round(S * (clusters - 1))))
     station = _ini_station(N, K, clusters, dispatch, O, cO)
     if o == 0.0:
         # no handler time: the PE chain is empty; iterate the INI station alone
-        from models._node import station_effective
-
         R = W + 2 * l_ + 2 * L + 4 * O
         Ro = O
         for it in range(1, max_iter + 1):
             lam_o = station["threads"] * 4.0 / R
-            p = station["phi"]
-            p = p(min(lam_o * O / station["servers"], 1.0)) if callable(p) else p
-            Ro, Qo = station_effective(lam_o, Ro, station["sources"], station["servers"], O,
-                                       cO, p)
+            Ro, Qo = _station_effective(station, lam_o, Ro)
             Rn = W + 2 * l_ + 2 * L + 4 * Ro
             if abs(Rn - R) <= tol * R:
                 break
@@ -1032,9 +1094,20 @@ def _solve_node_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
         v = {"R": Rn, "R_w": W, "R_p": 0.0, "R_q": 0.0, "R_y": 0.0, "Q_q": 0.0, "Q_y": 0.0,
              "R_o": Ro, "Q_o": Qo, "converged": abs(Rn - R) <= tol * R, "iterations": it,
              "residual": abs(Rn - R) / R}
+    elif S * clusters <= FULL_MAX_P and K == 1:
+        v = _solve_small_point(W, o, l_, O, L, ch, cO, int(round(S * clusters)), station, tol,
+                               max_iter)
     else:
+        x0 = None
+        if station.get("pair"):
+            # the twin-station chain costs more than the single station: start it from
+            # the single station's fixed point (a few iterations instead of ~20)
+            single = {k: v for k, v in station.items() if k != "pair"}
+            v0 = solve_node(sources, W, o, ch, 2.0 * l_ + 2.0 * L, station=single, tol=1e-4,
+                            max_iter=max_iter)
+            x0 = (v0["R"], v0["R_q"], v0["R_o"])
         v = solve_node(sources, W, o, ch, 2.0 * l_ + 2.0 * L, station=station, tol=tol,
-                       max_iter=max_iter)
+                       max_iter=max_iter, x0=x0)
     lam = 1.0 / v["R"]
     # Q_o per INI node by Little's law (N threads' worth of 4 visits per node)
     return {"R": v["R"], "lam": lam, "R_w": v["R_w"], "R_p": v["R_p"], "R_q": v["R_q"],
@@ -1066,6 +1139,35 @@ def _solve_node(p: INIParams, *, tol: float, max_iter: int, on_fail: str) -> dic
 # public solve
 # ---------------------------------------------------------------------------
 
+#: a time (W, o, l, O or L) below this fraction of the point's largest one is
+#: taken as 0: its effect on the result is below double precision (1e-18 rather
+#: than LoPC's 1e-12, so that the thesis method's residences stay exact to
+#: 1e-12 in absolute terms for times up to 1e5)
+TIME_EPS = 1e-18
+
+_TIMES = ("W", "o", "l", "O", "L")
+
+
+def _time_units(p: INIParams) -> tuple[INIParams, np.ndarray]:
+    """``(p in units of s, s)``, ``s`` the power of two with the largest time / ``s`` in [1, 2).
+
+    Every method is homogeneous of degree one in the times and scaling by a
+    power of two is exact, so the results are unchanged -- except that times
+    far apart in size (a denormal ``l`` beside ``O = 100``, ``W = 1e300``) no
+    longer overflow a rate to ``inf`` (or underflow to ``0``): a time below
+    :data:`TIME_EPS` of the largest is taken as 0 (as in :mod:`models.lopc`).
+    """
+    t = {n: np.asarray(getattr(p, n), dtype=float) for n in _TIMES}
+    big = np.maximum.reduce(np.broadcast_arrays(*t.values()))   # > 0 (R0 > 0 is checked)
+    unit = np.ldexp(1.0, np.frexp(big)[1] - 1)
+    # a copy with only the times changed: INIParams.replace would re-derive N from S
+    # (N = 1.00001 with S = 1 passes its tolerance check and became 1.0)
+    q = copy.copy(p)
+    for n, x in t.items():
+        object.__setattr__(q, n, np.where(x > TIME_EPS * big, x / unit, 0.0))
+    return q, unit
+
+
 def solve(params: INIParams | None = None, method: str = "auto", *, tol: float = 1e-13,
           max_iter: int = 200, on_fail: str = "warn", **kwargs: Any) -> INIResult:
     """Solve the INI model.
@@ -1087,7 +1189,14 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
         of one INI station (phase-type service; ``K`` servers for
         ``"shared"``) whose finite-source population stands for the home
         and remote threads that feed it (``_ini_station``: ``4hr/(h+r)``
-        sources for ``h`` home and ``r`` remote threads).  ``"thesis"``: equations
+        sources for ``h`` home and ``r`` remote threads).  Machines of one
+        PE per cluster and at most three PEs are solved as LoPC's
+        whole-machine chain with the INI residences in the latency
+        (``_solve_small_point``); two clusters of one INI and at most
+        :data:`models._node.PAIR_MAX_POP` PEs in all get a chain of the two
+        INIs together (:func:`models._node.pair_residence`).  Every method
+        runs in power-of-two time units (a time below :data:`TIME_EPS` of
+        the largest counts as 0).  ``"thesis"``: equations
         6.1--6.10 as published (generalised only by ``cs2`` and the dispatch
         discipline), reduced to one polynomial in ``lambda`` and solved for
         the whole grid at once.  The other methods build the closed queueing
@@ -1141,8 +1250,8 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
     >>> round(r.R, 1), round(r.Q_o, 4), r.Q_o <= 4
     (65533.2, 1.3274, True)
     >>> r = solve(INIParams(N=4, W=41789, o=742, O=2336))
-    >>> round(r.R, 1), r.method
-    (61817.3, 'node')
+    >>> round(r.R, 1), r.method       # the simulator: 62,143 +- 358 (95%)
+    (62074.9, 'node')
 
     A grid in one call (scalars in, scalars out; arrays in, arrays out):
 
@@ -1167,6 +1276,8 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
         n_points = int(np.prod(np.broadcast_shapes(
             *(np.shape(getattr(params, k)) for k in _NUMERIC + ("K", "clusters")))))
         method = auto_method(n_points, "thesis", "INI")
+    user_params = params
+    params, unit = _time_units(params)
     if method == "thesis":
         v = _solve_thesis(params, tol=tol, max_iter=max_iter, on_fail=on_fail)
     elif method == "node":
@@ -1177,6 +1288,22 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
             opts.setdefault("on_fail", on_fail)
             opts.setdefault("tol", ENGINE_TOL)
         v = _solve_network(params, method, opts)
+    # back to the user's time unit (a power of two: exact), in place where the
+    # solver's arrays are its own (no grid-sized copies on large grids)
+    v, scaled = dict(v), set()
+    for k, f in (("lam", 1.0 / unit),) + tuple(
+            (k, float(unit)) for k in ("R", "R_w", "R_q", "R_y", "R_o", "R_p")):
+        if k in v and f != 1.0:
+            a = np.asarray(v[k])
+            if id(a) in scaled:             # the same array under two names: done once
+                continue
+            if a.ndim and a.flags.writeable and a.flags.owndata and a.dtype == float:
+                a *= f
+                scaled.add(id(a))
+            else:
+                a = a * f
+            v[k] = a
+    params = user_params
     out = {k: scalar_or_array(v[k]) for k in _THESIS_PRIMARY + _THESIS_DERIVED if k in v}
     if "R" not in v:                        # the thesis solver: derived outputs on access
         out.update(_thesis_derived(params, out))

@@ -95,3 +95,80 @@ def test_station_effective_between_integers(S, M_real, cs2, servers, load):
         lo = _node.station_effective(lam, S, float(int(M_real)), servers, S, cs2)
         hi = _node.station_effective(lam, S, float(int(M_real) + 1), servers, S, cs2)
         assert min(lo[0], hi[0]) * (1 - 1e-9) <= r[0] <= max(lo[0], hi[0]) * (1 + 1e-9)
+
+
+def _twin_mva(pop, Z, S):
+    """Exact MVA of the twin stations with exponential service (a product-form network)."""
+    Q = 0.0
+    for n in range(1, pop + 1):
+        Rv = S * (1.0 + Q)                  # residence per visit at one station
+        X = n / (Z + Rv)                    # one station visit per cycle (either station)
+        Q = 0.5 * X * Rv
+    return Rv, Q
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 16), st.floats(0.01, 100.0), st.floats(0.1, 10.0))
+def test_twin_stations_exponential_equal_mva(pop, Z, S):
+    """With exponential service the twin-station chain is product form: exact MVA."""
+    Rv, Q, X = _node.pair_residence(Z, pop, S, 1.0)
+    Rm, Qm = _twin_mva(pop, Z, S)
+    assert Rv == pytest.approx(Rm, rel=1e-9)
+    assert Q == pytest.approx(Qm, rel=1e-9)
+    assert Q == pytest.approx(X * Rv, rel=1e-12) and X * S <= 1 + 1e-12
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 16), st.floats(0.01, 10.0), st.sampled_from([0.5, 2.0, 9.0]))
+def test_twin_stations_starve_each_other(pop, Z, cs2):
+    """The twin of a variable station waits longer than a lone finite-source station of the
+    same population (customers held at the other station do not arrive), and one customer
+    never waits."""
+    S = 1.0
+    Rv, Q, X = _node.pair_residence(Z, pop, S, cs2)
+    assert _node.pair_residence(Z, 1, S, cs2)[0] == pytest.approx(S, rel=1e-9)
+    assert Rv >= S * (1 - 1e-12) and 0 < X * S <= 1 + 1e-12
+    if cs2 > 1:
+        # same throughput from a lone station: its customers' return time set to match
+        from scipy.optimize import brentq
+
+        g = brentq(lambda lg: _node.station_residence(np.exp(lg), pop, 1, S, cs2)[2] - X,
+                   -30.0, 30.0, xtol=1e-12)
+        assert Rv >= _node.station_residence(np.exp(g), pop, 1, S, cs2)[0] * (1 - 1e-9)
+
+
+def test_full_chain_fifo_channels_keep_the_lockstep():
+    """Two threads with short compute and a constant latency fall into a lockstep in which a
+    reply always arrives just before the request sent with it; with Erlang latencies that
+    may overtake each other the chain lost it and R *fell* as L grew (7000 -> 6577 at
+    L = 150), while the simulator's R grows by about 2L.  FIFO channels keep it."""
+    r = [_node.solve_full(2, 8.0, 1750.0, 1.0, L, latency_stages=8)["R"] for L in (0, 10, 150)]
+    assert r[0] < r[1] < r[2]
+    # ... and the mean latency stays L (the swap of labels): R = its parts + 2L
+    f = _node.solve_full(2, 8.0, 1750.0, 1.0, 150.0, latency_stages=8)
+    assert f["R_w"] + f["R_p"] + f["R_q"] + f["R_y"] + 300.0 == pytest.approx(f["R"], rel=1e-9)
+
+
+def test_saturated_station_shortcut_is_the_same_fixed_point(monkeypatch):
+    """A station near saturation holds its utilization between chain solves: same answer as
+    solving its chain at every step (SAT_IDLE = 0 turns the shortcut off)."""
+    from models.ini import _ini_station
+
+    st_ = _ini_station(13, 8, 49, "shared", 33.6, 2.2)
+    args = (int(13 * 8 * 48), 179.0, 1.0, 0.5, 2 * 14.1 + 2 * 175.0)
+    calls = []
+    solve_station = _node.station_effective
+
+    def counted(*a, **k):
+        calls.append(1)
+        return solve_station(*a, **k)
+
+    monkeypatch.setattr(_node, "station_effective", counted)
+    a = _node.solve_node(*args, station=st_, tol=1e-9)
+    n_short = len(calls)
+    monkeypatch.setattr(_node, "SAT_IDLE", 0.0)
+    b = _node.solve_node(*args, station=st_, tol=1e-9)
+    assert a["converged"] and b["converged"]
+    assert 1 <= n_short < (len(calls) - n_short) / 2          # far fewer station chains
+    for k in ("R", "R_q", "R_y", "R_o", "Q_o"):
+        assert a[k] == pytest.approx(b[k], rel=1e-6), k
