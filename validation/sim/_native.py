@@ -12,7 +12,9 @@ that object with llvmlite's MCJIT linker (numba's own dependency, imported
 in a few hundredths of a second) and call it through :mod:`ctypes`; numba is
 imported only to build it.
 
-The object's file name carries a key of everything its code depends on:
+The object is stored where numba would keep its own cache
+(``NUMBA_CACHE_DIR``, else the package's ``__pycache__``, else a user-wide
+cache directory).  The object's file name carries a key of everything its code depends on:
 the source of :mod:`._compiled` and :mod:`._state`, the numba and llvmlite
 versions, the host CPU (name and features: numba compiles for the host) and
 numba's code-generation settings from the environment.  The file holds a
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import importlib.metadata
+import importlib.util
 import os
 import sys
 import tempfile
@@ -55,11 +57,9 @@ def _key(ll: Any) -> str:
     for name in _SOURCES:
         with open(os.path.join(_HERE, name), "rb") as fh:
             h.update(fh.read())
-    for dist in ("numba", "llvmlite"):
-        try:
-            h.update(importlib.metadata.version(dist).encode())
-        except importlib.metadata.PackageNotFoundError:
-            h.update(b"?")
+    h.update(ll.llvm_version_info.__repr__().encode())
+    for pkg, name in (("numba", "_version.py"), ("llvmlite", "_version.py")):
+        h.update(_package_file(pkg, name))
     h.update(ll.get_process_triple().encode())
     h.update(ll.get_host_cpu_name().encode())
     h.update(ll.get_host_cpu_features().flatten().encode())
@@ -69,11 +69,30 @@ def _key(ll: Any) -> str:
     return h.hexdigest()[:32]
 
 
+def _package_file(pkg: str, name: str) -> bytes:
+    """The bytes of file ``name`` of installed package ``pkg`` (its version), found without importing it."""
+    spec = importlib.util.find_spec(pkg)
+    if spec is None or not spec.submodule_search_locations:
+        return b"?"
+    for d in spec.submodule_search_locations:
+        try:
+            with open(os.path.join(d, name), "rb") as fh:
+                return fh.read()
+        except OSError:
+            continue
+    return b"?"
+
+
 def _cache_dirs() -> list[str]:
-    dirs = [os.path.join(_HERE, "__pycache__")]
+    """Where the object may be: numba's choice of directory for its own cache, in its order.
+
+    ``NUMBA_CACHE_DIR`` when set, else the package's ``__pycache__``, else a
+    user-wide directory (``$XDG_CACHE_HOME`` or ``~/.cache``).
+    """
     if os.environ.get("NUMBA_CACHE_DIR"):
-        dirs.append(os.path.join(os.environ["NUMBA_CACHE_DIR"], "validation_sim"))
-    return dirs
+        return [os.path.join(os.environ["NUMBA_CACHE_DIR"], "validation_sim")]
+    user = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return [os.path.join(_HERE, "__pycache__"), os.path.join(user, "smp-contention")]
 
 
 def object_path(key: str) -> list[str]:

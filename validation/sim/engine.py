@@ -417,7 +417,8 @@ class _Sim:
             I[k] = o
             base = F if f in C.FLOAT_FIELDS else I
             v = base[o:o + arr.size].reshape(arr.shape)
-            v[...] = arr
+            if (arr.view(np.uint64) if arr.dtype == np.float64 else arr).any():
+                v[...] = arr                    # (I and F start zeroed: all-zero bits need no copy)
             views[f] = v
         I[C.W_MAXP] = arrays["nd_idle"].shape[1]
         I[C.W_3] = 3
