@@ -26,12 +26,20 @@ def test_cache_file_round_trip_and_damage_detection(tmp_path) -> None:
     assert _native._read(str(tmp_path / "missing.simobj")) is None
 
 
-def test_the_object_key_changes_with_the_source(monkeypatch) -> None:
+def test_the_object_key_changes_with_the_source_and_numba_settings(monkeypatch, tmp_path) -> None:
     ll = _native._llvm()
     k1 = _native._key(ll)
     assert k1 == _native._key(ll) and len(k1) == 32
+    for name in _native._SOURCES:                     # a copy of the sources: the same key
+        (tmp_path / name).write_bytes(open(f"{_native._HERE}/{name}", "rb").read())
+    monkeypatch.setattr(_native, "_HERE", str(tmp_path))
+    assert _native._key(ll) == k1
+    with open(tmp_path / "_compiled.py", "a") as fh:  # one more line: another key
+        fh.write("\n# changed\n")
+    k2 = _native._key(ll)
+    assert k2 != k1
     monkeypatch.setenv("NUMBA_OPT", "1")
-    assert _native._key(ll) != k1
+    assert _native._key(ll) not in (k1, k2)
 
 
 def test_a_new_process_runs_the_cached_object_without_numba() -> None:
