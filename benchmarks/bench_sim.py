@@ -16,11 +16,14 @@
    * a minimal single-function heapq loop of the same machine (no traces,
      no statistics beyond the mean cycle time, no other hardware).
 
-   Warm figures are the best of ``--repeat`` runs in this process; the cold
-   ones come from a fresh subprocess: importing :mod:`validation` and numba,
-   then the first call (which loads numba's on-disk cache, or compiles when
-   there is none) and a second one.  Targets: compiled >= 25x the idiomatic
-   SimPy model, warm; the first call within 2x of a warm one.
+   Warm figures are the best of ``--repeat`` runs in this process, as wall
+   time and as this process's CPU time (the machine may be shared: the CPU
+   time is what each simulator costs, the wall time adds waiting for a
+   core); the cold ones come from a fresh subprocess: importing
+   :mod:`validation`, then the first call (which loads the loop's cached
+   machine code -- or builds it when there is none -- without importing
+   numba) and a second one.  Targets: compiled >= 25x the idiomatic SimPy
+   model, warm; the first call within 2x of a warm one.
 2. Peak memory of streaming a 10^7-record trace (generated to a temporary
    file first): reading every record, and driving the simulator from it
    (target: < 200 MB), each in a fresh subprocess (``ru_maxrss``).
@@ -298,30 +301,41 @@ def ours_lopc(cycles: int, warmup: int, seed: int, engine: str) -> tuple[float, 
     return r.cycle_time.mean, r.cycle_time.half_width, wall, r.events
 
 
+def _timed(fn, *args):
+    """``fn(*args)`` and the process CPU seconds it took."""
+    c0 = time.process_time()
+    out = fn(*args)
+    return out, time.process_time() - c0
+
+
 _COLD = r"""
 import sys, time
 sys.path.insert(0, {root!r})
-t0 = time.perf_counter()
+w0, c0 = time.perf_counter(), time.process_time()
 from models.lopc import LoPCParams
 from validation import simulate
-import numba
-t1 = time.perf_counter()
+w1, c1 = time.perf_counter(), time.process_time()
 p = LoPCParams(P={P}, W={W}, o={O}, L={L})
 simulate(p, cycles={cycles}, warmup={warmup}, seed=1, progress=False, engine="compiled")
-t2 = time.perf_counter()
+w2, c2 = time.perf_counter(), time.process_time()
 simulate(p, cycles={cycles}, warmup={warmup}, seed=1, progress=False, engine="compiled")
-t3 = time.perf_counter()
-print(t1 - t0, t2 - t1, t3 - t2)
+w3, c3 = time.perf_counter(), time.process_time()
+print(w1 - w0, w2 - w1, w3 - w2, c1 - c0, c2 - c1, c3 - c2, int("numba" in sys.modules))
 """
 
 
-def cold_compiled(cycles: int, warmup: int) -> tuple[float, float, float]:
-    """(import, first call, second call) seconds of the compiled engine in a fresh process."""
+def cold_compiled(cycles: int, warmup: int) -> dict[str, float]:
+    """Seconds (wall and CPU) of importing, the first and the second compiled call in a fresh process.
+
+    Nothing is imported beforehand (numba included: a process that finds the
+    loop's cached object never imports it; ``numba_imported`` tells).
+    """
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     code = _COLD.format(root=root, P=P, W=W, O=O, L=L, cycles=cycles, warmup=warmup)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=root).stdout.split()
-    return float(out[0]), float(out[1]), float(out[2])
+    keys = ("import", "first", "second", "import_cpu", "first_cpu", "second_cpu", "numba_imported")
+    return dict(zip(keys, map(float, out)))
 
 
 # --------------------------------------------------------------------------
@@ -398,11 +412,12 @@ def main() -> None:
     from validation.sim.engine import numba_available
     have_numba = numba_available()
 
-    # cold: a fresh process (imports, numba's cache, first call, second call)
+    # cold: a fresh process (imports, the first call, the second call)
     if have_numba:
-        imp, first, second = cold_compiled(cycles, warmup)
+        cold = cold_compiled(cycles, warmup)
     # warm: best of --repeat runs of each, alternately, in this process
     best: dict[str, float] = {}
+    best_cpu: dict[str, float] = {}
     first_in_run: dict[str, float] = {}
     result: dict[str, tuple[float, float]] = {}
     names = (["compiled"] if have_numba else []) + ["python"] + \
@@ -411,40 +426,52 @@ def main() -> None:
     for _ in range(max(1, args.repeat)):
         for name in names:
             if name in ("compiled", "python"):
-                R, hw, wall, events = ours_lopc(cycles, warmup, 1, name)
+                (R, hw, wall, events), cpu = _timed(ours_lopc, cycles, warmup, 1, name)
             elif name == "simpy idiomatic":
-                (R, wall), hw = simpy_idiomatic_lopc(cycles, warmup, 1), float("nan")
+                ((R, wall), cpu), hw = _timed(simpy_idiomatic_lopc, cycles, warmup, 1), float("nan")
             elif name == "simpy per-message":
-                (R, wall), hw = simpy_lopc(cycles, warmup, 1), float("nan")
+                ((R, wall), cpu), hw = _timed(simpy_lopc, cycles, warmup, 1), float("nan")
             else:
-                (R, wall), hw = minimal_lopc(cycles, warmup, 1), float("nan")
+                ((R, wall), cpu), hw = _timed(minimal_lopc, cycles, warmup, 1), float("nan")
             first_in_run.setdefault(name, wall)
             best[name] = min(best.get(name, float("inf")), wall)
+            best_cpu[name] = min(best_cpu.get(name, float("inf")), cpu)
             result[name] = (R, hw)
     print(f"  Python {sys.version.split()[0]}; simpy "
           f"{__import__('simpy').__version__ if have_simpy else 'not installed'}; numba "
           f"{__import__('numba').__version__ if have_numba else 'not installed'}")
-    print(f"  {'':24s} {'R':>8s} {'first (s)':>10s} {'best (s)':>9s} {'cycles/s':>11s}")
+    print(f"  load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall times grow "
+          f"with it; the CPU times of this process much less)")
+    print(f"  {'':24s} {'R':>8s} {'first (s)':>10s} {'best (s)':>9s} {'best CPU s':>10s} "
+          f"{'cycles/s':>11s}")
     for name in names:
         R, hw = result[name]
         label = {"compiled": "simulate (compiled)", "python": "simulate (python)"}.get(name, name)
         ci = f" +- {hw:.1f}" if math.isfinite(hw) else ""
         print(f"  {label:24s} {R:8.1f} {first_in_run[name]:10.3f} {best[name]:9.3f} "
-              f"{total / best[name]:11,.0f}{ci}")
-    print("  ratios (warm, best of each):")
+              f"{best_cpu[name]:10.3f} {total / best[name]:11,.0f}{ci}")
+    print("  ratios (warm, best of each; wall and CPU):")
     ref = "compiled" if have_numba else "python"
     for name in names:
         if name != ref:
-            print(f"    {ref} / {name:18s}: {best[name] / best[ref]:6.1f}x")
+            print(f"    {ref} / {name:18s}: {best[name] / best[ref]:6.1f}x wall  "
+                  f"{best_cpu[name] / best_cpu[ref]:6.1f}x CPU")
     if have_numba and have_simpy:
         r = best["simpy idiomatic"] / best["compiled"]
-        print(f"  target: compiled >= 25x the idiomatic SimPy model -> {r:.1f}x "
-              f"({'met' if r >= 25 else 'NOT met'})")
+        rc = best_cpu["simpy idiomatic"] / best_cpu["compiled"]
+        print(f"  target: compiled >= 25x the idiomatic SimPy model -> {r:.1f}x wall, {rc:.1f}x CPU "
+              f"({'met' if min(r, rc) >= 25 else 'NOT met'})")
     if have_numba:
-        print(f"  cold (fresh process): imports {imp:.3f} s (numba among them), first call "
-              f"{first:.3f} s, second {second:.3f} s: first / second = {first / second:.2f} "
-              f"(target <= 2: {'met' if first <= 2 * second else 'NOT met'}); with the imports "
-              f"{(imp + first) / second:.2f}")
+        c = cold
+        print(f"  cold (fresh process, numba imported: {'yes' if c['numba_imported'] else 'no'}): "
+              f"import {c['import']:.3f} s, first call {c['first']:.3f} s, second "
+              f"{c['second']:.3f} s (CPU {c['import_cpu']:.3f} / {c['first_cpu']:.3f} / "
+              f"{c['second_cpu']:.3f} s)")
+        print(f"    first / second = {c['first'] / c['second']:.2f} wall, "
+              f"{c['first_cpu'] / c['second_cpu']:.2f} CPU (target <= 2: "
+              f"{'met' if c['first'] <= 2 * c['second'] else 'NOT met'}); import + first = "
+              f"{c['import'] + c['first']:.3f} s = {(c['import'] + c['first']) / c['second']:.2f}x "
+              f"the second")
     print(f"  events per run: {events:,}; reference R = 1406 (four simulators: 1404.7-1407.6)")
     if not args.no_memory:
         print()

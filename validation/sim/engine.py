@@ -24,9 +24,12 @@ Choosing the engine
 ``simulate(..., engine="auto")`` (default) runs this path when numba can be
 imported, else the reference, with a one-time note; ``engine="compiled"``
 insists (error without numba), ``engine="python"`` runs the reference.
-Compiled code is cached on disk by numba (``cache=True``, in the package's
-``__pycache__``); when that directory is not writable numba compiles in
-memory and the simulator still works, only each new process compiles again.
+Compiled code is cached on disk: numba's cache of :mod:`._compiled`
+(``cache=True``) and the loop's native object (:mod:`._native`), both in the
+package's ``__pycache__``.  A process that finds the object loads it with
+llvmlite and never imports numba; when the directory is not writable the
+loop is compiled in memory and the simulator still works, only each new
+process compiles again.
 """
 
 from __future__ import annotations
@@ -56,12 +59,16 @@ _noted = False
 
 
 def numba_available() -> bool:
-    """Whether numba can be imported (the compiled path's only requirement)."""
+    """Whether numba is installed (the compiled path's only requirement).
+
+    Found without importing it: a process that loads the loop's cached
+    machine code (:mod:`._native`) never imports numba.
+    """
+    from importlib.util import find_spec
     try:
-        import numba  # noqa: F401
-    except Exception:
+        return find_spec("numba") is not None and find_spec("llvmlite") is not None
+    except (ImportError, ValueError):
         return False
-    return True
 
 
 def choose_engine(engine: str) -> str:
@@ -227,7 +234,7 @@ class _Sim:
 
     def __init__(self, machine: Machine, feeders: Sequence[Any], seed: int | None,
                  marks: Sequence[int], qcap: int, n_keys: int) -> None:
-        from . import _compiled as C
+        from . import _state as C
         self.C = C
         M = machine
         N, T = M.n_nodes, M.n_threads
@@ -410,7 +417,8 @@ class _Sim:
             I[k] = o
             base = F if f in C.FLOAT_FIELDS else I
             v = base[o:o + arr.size].reshape(arr.shape)
-            v[...] = arr
+            if (arr.view(np.uint64) if arr.dtype == np.float64 else arr).any():
+                v[...] = arr                    # (I and F start zeroed: all-zero bits need no copy)
             views[f] = v
         I[C.W_MAXP] = arrays["nd_idle"].shape[1]
         I[C.W_3] = 3
@@ -691,7 +699,9 @@ def run_machine_compiled(machine: Machine, feeders: Sequence[Any], *, seed: int 
     RawRun
         As the reference's, up to rounding in the order of a few sums.
     """
-    from . import _compiled as C
+    from . import _native
+    from . import _state as C
+    run = _native.runner()
     T = machine.n_threads
     if len(feeders) != T:
         raise ValueError(f"sources must have one iterator per thread ({T}); got {len(feeders)}")
@@ -703,7 +713,7 @@ def run_machine_compiled(machine: Machine, feeders: Sequence[Any], *, seed: int 
     snapshots: list[Snapshot] = []
     wall0 = _time.perf_counter()
     while True:
-        status = C.run(sim.I, sim.F)
+        status = run(sim.I, sim.F)
         if status == C.REFILL:
             sim.refill(keys)
             continue

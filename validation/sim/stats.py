@@ -89,13 +89,21 @@ def t_quantile(p: float, dof: int) -> float:
     """Quantile ``p`` of Student's t with ``dof`` degrees of freedom (SciPy; cached).
 
     ``scipy.special.stdtrit`` (the same value as ``scipy.stats.t.ppf``, without
-    importing :mod:`scipy.stats`, which costs a second at a first call).
+    importing :mod:`scipy.stats`, which costs a second at a first call).  The
+    values for ``p`` in 0.95, 0.975, 0.995 and up to 128 degrees of freedom
+    are SciPy's, stored in :mod:`._tquantiles` (bit for bit: a test checks),
+    so that a first simulation does not import :mod:`scipy.special` either
+    (about half a second).
 
     Examples
     --------
     >>> round(t_quantile(0.975, 19), 3)
     2.093
     """
+    from ._tquantiles import MAX_DOF, T_QUANTILES
+    table = T_QUANTILES.get(p)
+    if table is not None and 1 <= dof <= MAX_DOF and dof == int(dof):
+        return table[int(dof) - 1]
     from scipy.special import stdtrit
     return float(stdtrit(dof, p))
 
