@@ -423,9 +423,12 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     disp = v["o_dispatch"]
     cs2 = v["handler_cs2"]
     O = 0.0 if fixed else v["O_int"]
-    C = v["C"]
     means = {1: v["o_req"] + disp, 2: v["o_reply"] + disp, 3: v["o_resp"] + disp}
     T_x = 2.0 * v["L"] + v["t_extra"] + (v["t_transfer"] if fixed else 0.0)
+    # no computation (U = 0): a compute phase 1e-6 of the cycle's other times (the chain
+    # needs a finite rate; the throughput changes by that relative amount at most)
+    floor = 1e-6 * (T_x + sum(means.values()) + 3 * extra + O + 1.0)
+    C = max(v["C"], floor)
     if n_c > MAX_THREADS:
         raise ValueError(f"method='node' handles at most {MAX_THREADS} compute threads per node "
                          f"(a solve costs seconds beyond); got {n_c} (p={p}, policy={policy!r}): "
@@ -470,8 +473,8 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
             X_new = float(pi @ running) / C
             arr = lam * float(pi @ ch.arr_unit)
             R_y = float(pi @ y_) / arr if arr > 0 else means[2]
-            D_new = T_x + R_y
-            lam_new = lam * X_new / arr if arr > 0 else lam
+            D_new = max(T_x + R_y, floor)      # floor: no network time and no reply queue
+            lam_new = max(lam * X_new / arr if arr > 0 else lam, 1e-300)
             res = max(abs(lam_new / lam - 1.0), abs(D_new / D - 1.0))
             lam, D = lam * (lam_new / lam) ** 0.7, D * (D_new / D) ** 0.7
             if res < tol:

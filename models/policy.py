@@ -24,8 +24,11 @@ node's protocol processing is one FCFS server.  ``method="node"`` solves
 one node as a continuous-time Markov chain (threads, queued handlers, who
 runs the handler in service: dedicated, idle or interrupted processor, and
 its phase; :mod:`models._policy_node`) coupled to the other nodes by a fixed
-point on the message rates, where a node has at most 8 compute threads.
-The default (``method="mva"``) is a closed queueing network (one chain of
+point on the message rates, where a node has at most 8 compute threads; on
+two nodes with one thread each it solves both nodes as one chain.  The
+default (``method="auto"``) takes that chain where a node has one compute
+thread (Single, Fixed with ``p = 2``) and ``method="mva"`` elsewhere:
+a closed queueing network (one chain of
 threads and one protocol server per node) solved by MVA of the :mod:`mva`
 engine, whose interrupt probability under Floating and Single -- an empty protocol
 server and no blocked thread when a reply message arrives, from the arrival
@@ -64,6 +67,8 @@ __all__ = [
     "METHODS",
     "EXACT_LATTICE_LIMIT",
     "AUTO_GRID_LIMIT",
+    "AUTO_NODE_LIMIT",
+    "AUTO_NODE_THREADS",
     "SATURATION_THRESHOLD",
     "NULL_HANDLER",
     "FETCH_BLOCK",
@@ -604,7 +609,8 @@ METHODS = ("auto", "mva", "exact", "linearizer", "schweitzer", "fixed-point", "n
 AUTO_GRID_LIMIT = 1000
 
 #: most compute threads per node for which ``"auto"`` takes the node chain on >= 3 nodes
-AUTO_NODE_THREADS = 8
+#: (beyond, the chain is more accurate on average but costs 0.2 to 10 s a point)
+AUTO_NODE_THREADS = 1
 
 #: most unique grid points ``"auto"`` solves by the node chain (0.02 to 2 s each); beyond,
 #: closed-network MVA as before
@@ -835,8 +841,9 @@ def _auto_node_mask(a: Mapping[str, np.ndarray], policy: str) -> np.ndarray:
 
     Measured on a random design (docs, section "Accuracy"): the decomposed chain on at
     least 3 nodes with at most :data:`AUTO_NODE_THREADS` compute threads, and the
-    two-node chain (one thread per node on two nodes); closed-network MVA elsewhere.
-    Nothing when the grid has more than :data:`AUTO_NODE_LIMIT` unique points.
+    two-node chain (at most ``PAIR_THREADS`` threads per node on two nodes);
+    closed-network MVA elsewhere.  Nothing when those points are more than
+    :data:`AUTO_NODE_LIMIT` unique ones.
     """
     from models._policy_node import PAIR_THREADS
 
@@ -912,12 +919,16 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         Protocol-processing policy.  ``"single"`` uses one processor per
         node whatever ``params.p``; ``"fixed"`` needs ``p >= 2``.
     **options
-        ``method``: ``"auto"`` (default: ``"mva"`` on a grid of at most
-        :data:`AUTO_GRID_LIMIT` unique points, else ``"fixed-point"`` with
-        a warning), ``"node"`` (more accurate on average, see the docs) (the
+        ``method``: ``"auto"`` (default: ``"node"`` at the points with one
+        compute thread per node -- Single, Fixed with ``p = 2`` -- when there
+        are at most :data:`AUTO_NODE_LIMIT` of them, and ``"mva"`` elsewhere
+        on a grid of at most :data:`AUTO_GRID_LIMIT` unique points, else
+        ``"fixed-point"`` with a warning; chosen by the accuracy measured on a
+        random design, see the docs), ``"node"`` (the
         node-level Markov chain with phase-type handlers and a fixed point on
-        the arrival rates, see the docs; at most 8 compute threads per node,
-        0.1 to a few seconds per point), ``"mva"`` (closed-network MVA of
+        the arrival rates -- on two nodes with one thread each, both nodes in
+        one chain -- see the docs; at most 8 compute threads per node,
+        0.02 to a few seconds per point), ``"mva"`` (closed-network MVA of
         :func:`mva.solve`: exact when the population lattice
         ``(n_c + 1) ** nodes`` of every grid point is at most
         :data:`EXACT_LATTICE_LIMIT`, else Bard-Schweitzer), ``"exact"``,

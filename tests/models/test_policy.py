@@ -397,7 +397,7 @@ def test_equations_match_numeric_implementation(pol, p, U):
 
     eqs = policy.equations()
     prm = PolicyParams(p=p, U=U)
-    r = solve(prm, pol)
+    r = solve(prm, pol, method="mva")       # the equations are the closed network's
     fixed = pol == "fixed"
     d = 0.0 if fixed else prm.o_direct + prm.o_indirect
     s_q, s_y, s_r = (o + prm.o_dispatch + d for o in (prm.o_req, prm.o_reply, prm.o_resp))
@@ -508,9 +508,28 @@ def test_node_chain_refuses_large_nodes_naming_the_limit():
     assert solve(preset("stache", p=9, nodes=2), "fixed", method="node").converged
 
 
-def test_auto_is_mva_and_takes_the_fixed_point_on_large_grids_with_a_warning():
+def test_auto_is_node_at_one_thread_mva_elsewhere_and_the_fixed_point_on_large_grids():
     prm = preset("stache", p=2, nodes=4)
     assert solve(prm, "floating").cycle_time == solve(prm, "floating", method="mva").cycle_time
+    # one compute thread per node (Single, Fixed with p = 2): the node chain
+    for pol, kw in (("single", {"nodes": 4}), ("single", {"nodes": 2}), ("fixed", {"nodes": 2})):
+        one = preset("stache", p=2, **kw)
+        r = solve(one, pol)
+        assert r.method == "node-chain"
+        assert r.cycle_time == solve(one, pol, method="node").cycle_time
+    # a mixed grid: each point by its method, in place
+    mixed = preset("stache", p=np.array([2, 3, 2]), nodes=np.array([2, 2, 5]))
+    r = solve(mixed, "fixed")
+    assert r.method == "node-chain + exact-mva"
+    for i in range(3):
+        one = preset("stache", p=int(mixed.p[i]), nodes=int(mixed.nodes[i]))
+        m = "node" if mixed.p[i] == 2 else "mva"
+        assert r.cycle_time[i] == pytest.approx(solve(one, "fixed", method=m).cycle_time,
+                                                rel=1e-12)
+    # more one-thread points than AUTO_NODE_LIMIT: MVA alone, as before
+    many = preset("stache", U=np.linspace(0.1, 0.9, policy.AUTO_NODE_LIMIT + 1), p=2)
+    r = solve(many, "single")
+    assert "node" not in r.method
     big = preset("stache", U=np.linspace(0.1, 0.9, policy.AUTO_GRID_LIMIT + 1), p=2)
     with pytest.warns(UserWarning, match=f"limit of {policy.AUTO_GRID_LIMIT} points"):
         r = solve(big, "floating")
