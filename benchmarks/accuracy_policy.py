@@ -27,6 +27,7 @@ import argparse
 import json
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,8 @@ def run(points: int, cycles: int, seed: int, out: str | None,
     rows = []
     lo, hi = span if span else (0, points)
     for i in range(lo, min(hi, points)):
-        kw = {k: (int(d[k][i]) if k in ("p", "nodes") else float(d[k][i])) for k in FIELDS}
+        kw: dict[str, Any] = {k: (int(d[k][i]) if k in ("p", "nodes") else float(d[k][i]))
+                              for k in FIELDS}
         prm = PolicyParams(**kw)
         for pol in POLICIES:
             if pol == "fixed" and kw["p"] < 2:
@@ -118,7 +120,7 @@ def tables(rows: list[dict], common: bool = False) -> None:
     print("\n(T, RT: relative |error| in %; RT = cycle time - C on both sides; "
           "Pint, Upp: mean absolute error)")
     # ranking
-    by = {}
+    by: dict[int, dict[str, dict]] = {}
     for r in rows:
         by.setdefault(r["i"], {})[r["policy"]] = r
     print(f"\n{'method':12s} {'pair':16s} {'separated':>9s} {'right':>6s}")
