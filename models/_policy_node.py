@@ -7,10 +7,12 @@ a fixed point on the rate of remote request messages and on the remote part
 of the round trip.  The derivation is on the documentation page
 *Protocol-processing policies* (section "The node-level chain").
 
-State ``(c, r, qs, qw, qy, kind, who, first, phase)``:
+State ``(c, qs, qw, qy, kind, who, first, phase, a)``:
 
 * ``c`` threads not blocked (computing, preempted by a handler, or ready);
-* ``r`` threads whose request is away (network, the remote reply handler);
+* ``r`` threads whose request is away (network, the remote reply handler),
+  split over the Erlang stages of the remote trip (``a``: the index of that
+  split among all splits of at most ``n_c`` threads, :func:`_compositions`);
 * ``qs``, ``qw`` queued send (``o_req``) and response (``o_resp``) handlers
   of local threads; ``qy`` queued reply handlers (``o_reply``) of requests
   from the other nodes;
@@ -23,6 +25,12 @@ State ``(c, r, qs, qw, qy, kind, who, first, phase)``:
 Queued handlers are served in random order of type (counts, not sequences:
 an approximation of FCFS that keeps the chain small; the means per type are
 close, the total is exact for equal handler means).
+
+On two nodes with one compute thread each, :func:`_pair_solve` solves both
+nodes as one chain instead (each node's local state as above, and each
+thread's position on the outbound and return network legs), which keeps the
+correlation between the nodes that the decomposition's independent arrival
+stream loses.
 """
 
 from __future__ import annotations
@@ -395,14 +403,20 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     -------
     dict
         ``R, X, R_w, R_q, R_y, R_r, U, D, P_all, P_int, P_blk`` (blocked
-        arrivals per request), ``conv, it, res`` and ``states``.
+        arrivals per request), ``conv, it, res``, ``states`` and ``asym``
+        (two-node chain: relative difference of the two nodes' throughputs,
+        0 by symmetry up to rounding; 0 for the decomposition).
 
     Notes
     -----
-    Fixed point: :math:`\lambda' \leftarrow \lambda' X / \Lambda_{in}`,
+    With two nodes and at most :data:`PAIR_THREADS` compute threads per node,
+    both nodes are solved as one chain (:func:`_pair_solve`, no fixed point).
+    Otherwise the fixed point: :math:`\lambda' \leftarrow \lambda' X / \Lambda_{in}`,
     :math:`D \leftarrow 2L + t_{extra} + [\text{Fixed}] t_{transfer} + E[y] /
     \Lambda_{in}`, damped geometrically (exponent 0.7), until both change by
-    less than ``tol`` relatively.
+    less than ``tol`` relatively; the remote trip has :func:`_stages` Erlang
+    stages, chosen at the contention-free :math:`E[y]/\Lambda_{in}` and once
+    more at the converged one (the chain is rebuilt if that changes them).
 
     Examples
     --------
