@@ -4,9 +4,9 @@ Draws ``--points`` points with :func:`mva.params.design` (scrambled Sobol, fixed
 seed) over the declared domain of :class:`models.policy.PolicyParams`, simulates
 Fixed, Floating and Single at each (``validation.compare.simulate_measures``,
 compiled engine) and solves each model method: ``mva`` (closed-network MVA),
-``fixed-point`` and ``node`` (the node-level chain, where it applies: at most 8
-compute threads per node); ``node/mva`` is the node chain where it applies and
-MVA elsewhere (reusing those solves).  The default ``auto`` is ``mva`` here.  Prints, per method and policy, the mean / p95 / max
+``fixed-point``, ``node`` (the node-level chain, where it applies: at most 8
+compute threads per node) and the default ``auto`` (the node chain at one
+compute thread per node, MVA elsewhere).  Prints, per method and policy, the mean / p95 / max
 relative |error| of the execution time ``T`` and the round trip, the mean
 absolute error of the interrupt probability and of the protocol-processor
 utilization, how often the faster of Fixed/Floating and Fixed/Single is named
@@ -16,8 +16,8 @@ the cost per solve.
 Usage::
 
     python -m benchmarks.accuracy_policy --points 64 --cycles 20000 --seed 7
-    python -m benchmarks.accuracy_policy --points 200 --seed 2026 --range 0:100 --out a.json
-    python -m benchmarks.accuracy_policy --points 200 --seed 2026 --range 100:200 --out b.json
+    python -m benchmarks.accuracy_policy --points 200 --seed 4242 --range 0:100 --out a.json
+    python -m benchmarks.accuracy_policy --points 200 --seed 4242 --range 100:200 --out b.json
     python -m benchmarks.accuracy_policy --load a.json b.json
 """
 
@@ -27,13 +27,14 @@ import argparse
 import json
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
 POLICIES = ("fixed", "floating", "single")
-METHODS = ("mva", "fixed-point", "node")
-#: the methods of the tables: the solved ones and "node/mva" (node where it applies, else mva)
-TABLE_METHODS = ("node/mva", "mva", "fixed-point", "node")
+METHODS = ("mva", "fixed-point", "node", "auto")
+#: the methods of the tables
+TABLE_METHODS = ("auto", "node", "mva", "fixed-point")
 FIELDS = ("p", "nodes", "U", "o_req", "o_reply", "o_resp", "L", "O_int", "o_direct",
           "o_indirect", "t_transfer", "handler_cs2")
 
@@ -49,7 +50,8 @@ def run(points: int, cycles: int, seed: int, out: str | None,
     rows = []
     lo, hi = span if span else (0, points)
     for i in range(lo, min(hi, points)):
-        kw = {k: (int(d[k][i]) if k in ("p", "nodes") else float(d[k][i])) for k in FIELDS}
+        kw: dict[str, Any] = {k: (int(d[k][i]) if k in ("p", "nodes") else float(d[k][i]))
+                              for k in FIELDS}
         prm = PolicyParams(**kw)
         for pol in POLICIES:
             if pol == "fixed" and kw["p"] < 2:
@@ -89,18 +91,7 @@ def run(points: int, cycles: int, seed: int, out: str | None,
     return rows
 
 
-def with_auto(rows: list[dict]) -> list[dict]:
-    """Add the ``node/mva_*`` fields: the node chain's where it solved the point, else MVA's."""
-    for r in rows:
-        src = "node" if "node_T" in r else "mva"
-        for k in ("s", "R", "T", "RT", "P_int", "U_pp", "sat"):
-            if f"{src}_{k}" in r:
-                r[f"node/mva_{k}"] = r[f"{src}_{k}"]
-    return rows
-
-
 def tables(rows: list[dict], common: bool = False) -> None:
-    rows = with_auto(rows)
     if common:   # only the (point, policy) pairs every method solved
         rows = [r for r in rows if all(f"{m}_T" in r for m in METHODS)]
         print("\n-- restricted to the points every method solves (node: n_c <= 8) --")
@@ -129,7 +120,7 @@ def tables(rows: list[dict], common: bool = False) -> None:
     print("\n(T, RT: relative |error| in %; RT = cycle time - C on both sides; "
           "Pint, Upp: mean absolute error)")
     # ranking
-    by = {}
+    by: dict[int, dict[str, dict]] = {}
     for r in rows:
         by.setdefault(r["i"], {})[r["policy"]] = r
     print(f"\n{'method':12s} {'pair':16s} {'separated':>9s} {'right':>6s}")

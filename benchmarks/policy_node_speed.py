@@ -5,8 +5,8 @@ seed) over the declared domain of :class:`models.policy.PolicyParams` and times,
 per policy, one-point solves by the node chain (``method="node"``, where it
 applies: at most 8 compute threads per node), closed-network MVA
 (``method="mva"``, the default and the strongest baseline: exact MVA on small
-lattices, else Bard-Schweitzer) and the vectorised fixed point; ``node/mva`` is
-the node chain where it applies, else MVA.  Prints mean / median / max
+lattices, else Bard-Schweitzer), the vectorised fixed point and the default
+``auto`` (the node chain at one compute thread per node, MVA elsewhere).  Prints mean / median / max
 milliseconds per solve by compute threads per node, the cold first call (a fresh
 interpreter: imports included) and the time of a 10^4-point grid by the default
 method (the vectorised fixed point, with a warning, above
@@ -57,7 +57,7 @@ def main() -> None:
                 continue
             n_c = {"fixed": kw["p"] - 1, "floating": kw["p"], "single": 1}[pol]
             row: dict[str, Any] = {"policy": pol, "n_c": n_c}
-            for m in ("node", "mva", "fixed-point"):
+            for m in ("node", "mva", "fixed-point", "auto"):
                 if m == "node" and n_c > 8:
                     continue
                 with warnings.catch_warnings():
@@ -65,19 +65,18 @@ def main() -> None:
                     t = time.perf_counter()
                     solve(prm, pol, method=m)
                     row[m] = time.perf_counter() - t
-            row["node/mva"] = row.get("node", row["mva"])
             rows.append(row)
     print(f"\nwarm one-point solves, ms (design of {a.points} points, seed {a.seed})")
     print(f"{'policy':9s} {'n_c':>6s} {'n':>3s} " + " ".join(
         f"{m + ' mean':>16s} {'med':>6s} {'max':>6s}" for m in ("node", "mva", "fixed-point",
-                                                                "node/mva")))
+                                                                "auto")))
     for pol in ("fixed", "floating", "single"):
-        for lo, hi in ((1, 2), (3, 4), (5, 8), (9, 16)):
+        for lo, hi in ((1, 1), (2, 2), (3, 4), (5, 8), (9, 16)):
             rs = [r for r in rows if r["policy"] == pol and lo <= r["n_c"] <= hi]
             if not rs:
                 continue
             cells = []
-            for m in ("node", "mva", "fixed-point", "node/mva"):
+            for m in ("node", "mva", "fixed-point", "auto"):
                 ms = np.array([r[m] for r in rs if m in r]) * 1e3
                 cells.append(f"{ms.mean():16.1f} {np.median(ms):6.1f} {ms.max():6.1f}" if ms.size
                              else f"{'-':>16s} {'-':>6s} {'-':>6s}")

@@ -7,10 +7,12 @@ a fixed point on the rate of remote request messages and on the remote part
 of the round trip.  The derivation is on the documentation page
 *Protocol-processing policies* (section "The node-level chain").
 
-State ``(c, r, qs, qw, qy, kind, who, first, phase)``:
+State ``(c, qs, qw, qy, kind, who, first, phase, a)``:
 
 * ``c`` threads not blocked (computing, preempted by a handler, or ready);
-* ``r`` threads whose request is away (network, the remote reply handler);
+* ``r`` threads whose request is away (network, the remote reply handler),
+  split over the Erlang stages of the remote trip (``a``: the index of that
+  split among all splits of at most ``n_c`` threads, :func:`_compositions`);
 * ``qs``, ``qw`` queued send (``o_req``) and response (``o_resp``) handlers
   of local threads; ``qy`` queued reply handlers (``o_reply``) of requests
   from the other nodes;
@@ -23,6 +25,12 @@ State ``(c, r, qs, qw, qy, kind, who, first, phase)``:
 Queued handlers are served in random order of type (counts, not sequences:
 an approximation of FCFS that keeps the chain small; the means per type are
 close, the total is exact for equal handler means).
+
+On two nodes with one compute thread each, :func:`_pair_solve` solves both
+nodes as one chain instead (each node's local state as above, and each
+thread's position on the outbound and return network legs), which keeps the
+correlation between the nodes that the decomposition's independent arrival
+stream loses.
 """
 
 from __future__ import annotations
@@ -46,6 +54,10 @@ SPLIT_THREADS = 4
 #: most compute threads per node the chain accepts (its state count grows as n_c^2 Y_CAP and
 #: a solve takes seconds beyond)
 MAX_THREADS = 8
+#: most Erlang stages of the remote trip per compute-thread count (the trip is deterministic
+#: network latency plus the remote reply's residence; an exponential trip adds queueing a
+#: near-deterministic machine does not have)
+MAX_STAGES = {1: 8, 2: 6, 3: 2, 4: 2}
 
 
 def _order(n_c: int, merged: bool, fixed: bool) -> int:
@@ -55,6 +67,35 @@ def _order(n_c: int, merged: bool, fixed: bool) -> int:
     if n_c <= 4:
         return 2
     return 2 if n_c <= 8 else 1
+
+
+def _max_stages(n_c: int) -> int:
+    """Most Erlang stages of the remote trip (the chain grows as C(n_c + k, k))."""
+    return MAX_STAGES.get(n_c, 1)
+
+
+def _stages(T_x: float, R_y: float, s_y: float, h_y: float, cs2: float, kmax: int) -> int:
+    r"""Erlang stages of the remote trip ``T_x + R_y`` from its squared coefficient of variation.
+
+    The network part :math:`T_x` is deterministic; the remote reply handler's residence
+    :math:`R_y` is its service (:math:`h_y` with ``cs2``, the floating overhead
+    deterministic) plus a wait :math:`W = R_y - s_y` taken as exponential:
+    :math:`c^2 = (cs2\,h_y^2 + W^2) / (T_x + R_y)^2`, ``k = min(kmax, floor(1 / c^2))``.
+    """
+    W = max(R_y - s_y, 0.0)
+    D = T_x + R_y
+    if D <= 0:
+        return 1
+    c2 = (cs2 * h_y * h_y + W * W) / (D * D)
+    if c2 <= 0:
+        return kmax
+    return int(max(1, min(kmax, np.floor(1.0 / c2))))
+
+
+def _scaled_cs2(cs2: float, h: float, add: float) -> float:
+    """cs2 of a handler of mean ``h`` and ``cs2`` plus a deterministic overhead ``add``."""
+    m = h + add
+    return cs2 * h * h / (m * m) if m > 0 else 1.0
 
 
 def _ph(mean: float, cs2: float, order: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -89,11 +130,46 @@ class _Chain:
     init: int                # the state "all threads computing, server idle"
 
 
+def _compositions(n: int, k: int) -> np.ndarray:
+    """All ``(a_1, ..., a_k)`` of non-negative integers with sum at most ``n``, one per row."""
+    if k == 1:
+        return np.arange(n + 1)[:, None]
+    rows = [np.concatenate([np.full((len(t), 1), a), t], axis=1)
+            for a in range(n + 1) for t in [_compositions(n - a, k - 1)]]
+    return np.concatenate(rows)
+
+
 def _build(n_c: int, M: int, fixed: bool, ph: dict[tuple[int, int], Any], ycap: int,
-           C: float, merged: bool) -> _Chain:
-    """Enumerate one node's chain by vectorised index arithmetic (no per-state Python loop)."""
+           C: float, merged: bool, stages: int = 1) -> _Chain:
+    """Enumerate one node's chain by vectorised index arithmetic (no per-state Python loop).
+
+    ``stages`` Erlang stages of the remote trip: the away threads are counted per stage
+    (a composition, indexed by the last state component).
+    """
     from scipy.sparse import csr_array
     from scipy.sparse.csgraph import breadth_first_order
+
+    comp = _compositions(n_c, stages)                     # (n_comp, stages)
+    ncomp = comp.shape[0]
+    tot = comp.sum(axis=1)
+    code = {tuple(x): i for i, x in enumerate(comp.tolist())}
+
+    def _move(i_from: int | None, i_to: int | None) -> np.ndarray:
+        out = np.full(ncomp, -1, dtype=np.int64)
+        for a, x in enumerate(comp.tolist()):
+            y = list(x)
+            if i_from is not None:
+                if y[i_from] == 0:
+                    continue
+                y[i_from] -= 1
+            if i_to is not None:
+                y[i_to] += 1
+            out[a] = code.get(tuple(y), -1)
+        return out
+
+    add_a = _move(None, 0)                                # a thread leaves: stage 1
+    rm_a = _move(stages - 1, None)                        # a thread returns from the last
+    mv_a = [_move(i, i + 1) for i in range(stages - 1)]
 
     maxord = max(v[1].shape[0] for v in ph.values())
     ordtab = np.ones((4, 2), dtype=np.int64)
@@ -101,8 +177,8 @@ def _build(n_c: int, M: int, fixed: bool, ph: dict[tuple[int, int], Any], ycap: 
     for (kk, ff), (_, T, ex) in ph.items():
         ordtab[kk, ff] = T.shape[0]
         exittab[kk, ff, :T.shape[0]] = ex
-    dims = (n_c + 1, n_c + 1, 1 if merged else n_c + 1, ycap + 1, 4, 3, 2, maxord)
-    G = np.indices(dims).reshape(8, -1)
+    dims = (n_c + 1, n_c + 1, 1 if merged else n_c + 1, ycap + 1, 4, 3, 2, maxord, ncomp)
+    G = np.indices(dims[:8]).reshape(8, -1)
     c, qs, qw, qy, k, w, f, j = G
     loc = (k == 1) | (k == 3)
     r = n_c - c - qs - qw - loc
@@ -115,11 +191,19 @@ def _build(n_c: int, M: int, fixed: bool, ph: dict[tuple[int, int], Any], ycap: 
     ok &= (w != 1) | (n_c - c >= 1)
     ok &= (w != 2) | (c >= 1)
     G = G[:, ok]
-    lut = np.full(int(np.prod(dims)), -1, dtype=np.int64)
-    lut[np.flatnonzero(ok)] = np.arange(G.shape[1])
-    n0 = G.shape[1]
-    c, qs, qw, qy, k, w, f, j = G
+    # each state with r requests away, once per split of them over the stages
     r = r[ok]
+    by_tot = np.argsort(tot, kind="stable")
+    first = np.searchsorted(tot[by_tot], np.arange(n_c + 1))
+    cnt = np.bincount(tot, minlength=n_c + 1)
+    rep = np.repeat(np.arange(G.shape[1]), cnt[r])
+    pos = np.arange(rep.size) - np.repeat(np.cumsum(cnt[r]) - cnt[r], cnt[r])
+    G = np.vstack([G[:, rep], by_tot[first[r[rep]] + pos][None, :]])
+    r = r[rep]
+    lut = np.full(int(np.prod(dims)), -1, dtype=np.int64)
+    lut[np.ravel_multi_index(tuple(G), dims)] = np.arange(G.shape[1])
+    n0 = G.shape[1]
+    c, qs, qw, qy, k, w, f, j, a = G
     busy = k != 0
     running = c - (busy & (w == 2))
     w0 = 0 if fixed else 1
@@ -147,27 +231,32 @@ def _build(n_c: int, M: int, fixed: bool, ph: dict[tuple[int, int], Any], ycap: 
         out["mode"].append(np.full(int(g.sum()), mode, dtype=np.int8))
 
     def start(m: np.ndarray, c2: Any, qs2: Any, qw2: Any, qy2: Any, kk: int, w2: Any, ff: int,
-              rate: Any, mode: int) -> None:
+              rate: Any, mode: int, a2: Any = None) -> None:
         alpha = ph[(kk, ff)][0]
+        a2 = a if a2 is None else a2
         for jj, al in enumerate(alpha):
             if al > 0:
-                emit(m, [c2, qs2, qw2, qy2, kk, w2, ff, jj], np.asarray(rate) * al, mode)
-
-    same = [c, qs, qw, qy, k, w, f, j]
+                emit(m, [c2, qs2, qw2, qy2, kk, w2, ff, jj, a2], np.asarray(rate) * al, mode)
     # a thread ends its computation and issues its request (its send handler)
     m = running > 0
-    emit(m & busy, [c - 1, qs + 1, qw, qy, k, w, f, j], running / C, 0)
+    emit(m & busy, [c - 1, qs + 1, qw, qy, k, w, f, j, a], running / C, 0)
     start(m & ~busy, c - 1, 0, 0, 0, 1, w0, 0, running / C, 0)
-    # a request comes back: its response handler
-    m = r > 0
-    emit(m & busy, [c, qs + 1, qw, qy, k, w, f, j] if merged else
-         [c, qs, qw + 1, qy, k, w, f, j], r, 2)
-    start(m & ~busy, c, 0, 0, 0, 3, w0, 0, r, 2)
+    # a request comes back (from the last stage of the remote trip): its response handler
+    last = comp[a, stages - 1]
+    m = last > 0
+    ra = rm_a[a]
+    emit(m & busy, [c, qs + 1, qw, qy, k, w, f, j, ra] if merged else
+         [c, qs, qw + 1, qy, k, w, f, j, ra], stages * last, 2)
+    start(m & ~busy, c, 0, 0, 0, 3, w0, 0, stages * last, 2, ra)
+    # the remote trip moves on a stage
+    for i in range(stages - 1):
+        ni = comp[a, i]
+        emit(ni > 0, [c, qs, qw, qy, k, w, f, j, mv_a[i][a]], stages * ni, 2)
     # a request from another node (finite source: M - y senders left)
     y = qy + (k == 2)
     can = y < ycap
     src_n = (M - y).astype(float)
-    emit(can & busy, [c, qs, qw, qy + 1, k, w, f, j], src_n, 1)
+    emit(can & busy, [c, qs, qw, qy + 1, k, w, f, j, a], src_n, 1)
     B = n_c - c
     if fixed:
         start(can & ~busy, c, 0, 0, 0, 2, 0, 0, src_n, 1)
@@ -184,36 +273,39 @@ def _build(n_c: int, M: int, fixed: bool, ph: dict[tuple[int, int], Any], ycap: 
         for j1 in range(T.shape[0]):
             for j2 in range(T.shape[0]):
                 if j1 != j2 and T[j1, j2] > 0:
-                    emit((k == kk) & (f == ff) & (j == j1), [c, qs, qw, qy, k, w, f, j2],
+                    emit((k == kk) & (f == ff) & (j == j1), [c, qs, qw, qy, k, w, f, j2, a],
                          T[j1, j2], 0)
     # the handler ends
     ex = exittab[k, f, np.minimum(j, maxord - 1)]
     done = busy & (ex > 0)
-    outcomes: list[tuple[Any, Any, Any, Any]] = [(done & (k != 3), c, w, 1.0),
-                                                 (done & (k == 3) & (w != 1), c + 1, w, 1.0)]
+    # a send's thread leaves for the remote trip (stage 1); a reply's changes nothing local
+    aa = add_a[a]
+    outcomes: list[tuple[Any, Any, Any, Any, Any]] = [
+        (done & (k == 1), c, w, 1.0, aa), (done & (k == 2), c, w, 1.0, a),
+        (done & (k == 3) & (w != 1), c + 1, w, 1.0, a)]
     Bs = np.maximum(B, 1)
-    outcomes.append((done & (k == 3) & (w == 1), c + 1, 2, 1.0 / Bs))
-    outcomes.append((done & (k == 3) & (w == 1) & (B > 1), c + 1, 1, 1.0 - 1.0 / Bs))
+    outcomes.append((done & (k == 3) & (w == 1), c + 1, 2, 1.0 / Bs, a))
+    outcomes.append((done & (k == 3) & (w == 1) & (B > 1), c + 1, 1, 1.0 - 1.0 / Bs, a))
     q = qs + qw + qy
     qd = np.maximum(q, 1)
-    for mo, c2, w2, pr in outcomes:
+    for mo, c2, w2, pr, a2 in outcomes:
         rate = ex * pr
-        emit(mo & (q == 0), [c2, 0, 0, 0, 0, 0, 0, 0], rate, 0)
+        emit(mo & (q == 0), [c2, 0, 0, 0, 0, 0, 0, 0, a2], rate, 0)
         mq = mo & (q > 0)
         w2 = np.where((np.asarray(w2) == 2) & (n_c - np.asarray(c2) > 0), 1, w2)
-        start(mq & (qy > 0), c2, qs, qw, qy - 1, 2, w2, 0, rate * qy / qd, 0)
+        start(mq & (qy > 0), c2, qs, qw, qy - 1, 2, w2, 0, rate * qy / qd, 0, a2)
         if merged:
             # one queue of local handlers: the one that starts is a send or a response
             # with probability 1/2 (each request cycle has one of each)
-            start(mq & (qs > 0), c2, qs - 1, qw, qy, 1, w2, 0, 0.5 * rate * qs / qd, 0)
-            start(mq & (qs > 0), c2, qs - 1, qw, qy, 3, w2, 0, 0.5 * rate * qs / qd, 0)
+            start(mq & (qs > 0), c2, qs - 1, qw, qy, 1, w2, 0, 0.5 * rate * qs / qd, 0, a2)
+            start(mq & (qs > 0), c2, qs - 1, qw, qy, 3, w2, 0, 0.5 * rate * qs / qd, 0, a2)
         else:
-            start(mq & (qs > 0), c2, qs - 1, qw, qy, 1, w2, 0, rate * qs / qd, 0)
-            start(mq & (qw > 0), c2, qs, qw - 1, qy, 3, w2, 0, rate * qw / qd, 0)
+            start(mq & (qs > 0), c2, qs - 1, qw, qy, 1, w2, 0, rate * qs / qd, 0, a2)
+            start(mq & (qw > 0), c2, qs, qw - 1, qy, 3, w2, 0, rate * qw / qd, 0, a2)
     cat = {x: np.concatenate(v) if v else np.zeros(0) for x, v in out.items()}
     src, dst = cat["src"].astype(np.int64), cat["dst"].astype(np.int64)
     # keep the states reachable from "all threads computing, server idle"
-    init = int(lut[np.ravel_multi_index((n_c, 0, 0, 0, 0, 0, 0, 0), dims)])
+    init = int(lut[np.ravel_multi_index((n_c, 0, 0, 0, 0, 0, 0, 0, 0), dims)])
     A = csr_array((np.ones(src.size), (src, dst)), shape=(n0, n0))
     reach = np.sort(breadth_first_order(A, init, directed=True, return_predecessors=False))
     keep = np.zeros(n0, bool)
@@ -311,14 +403,20 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     -------
     dict
         ``R, X, R_w, R_q, R_y, R_r, U, D, P_all, P_int, P_blk`` (blocked
-        arrivals per request), ``conv, it, res`` and ``states``.
+        arrivals per request), ``conv, it, res``, ``states`` and ``asym``
+        (two-node chain: relative difference of the two nodes' throughputs,
+        0 by symmetry up to rounding; 0 for the decomposition).
 
     Notes
     -----
-    Fixed point: :math:`\lambda' \leftarrow \lambda' X / \Lambda_{in}`,
+    With two nodes and at most :data:`PAIR_THREADS` compute threads per node,
+    both nodes are solved as one chain (:func:`_pair_solve`, no fixed point).
+    Otherwise the fixed point: :math:`\lambda' \leftarrow \lambda' X / \Lambda_{in}`,
     :math:`D \leftarrow 2L + t_{extra} + [\text{Fixed}] t_{transfer} + E[y] /
     \Lambda_{in}`, damped geometrically (exponent 0.7), until both change by
-    less than ``tol`` relatively.
+    less than ``tol`` relatively; the remote trip has :func:`_stages` Erlang
+    stages, chosen at the contention-free :math:`E[y]/\Lambda_{in}` and once
+    more at the converged one (the chain is rebuilt if that changes them).
 
     Examples
     --------
@@ -339,9 +437,12 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     disp = v["o_dispatch"]
     cs2 = v["handler_cs2"]
     O = 0.0 if fixed else v["O_int"]
-    C = v["C"]
     means = {1: v["o_req"] + disp, 2: v["o_reply"] + disp, 3: v["o_resp"] + disp}
     T_x = 2.0 * v["L"] + v["t_extra"] + (v["t_transfer"] if fixed else 0.0)
+    # no computation (U = 0): a compute phase 1e-6 of the cycle's other times (the chain
+    # needs a finite rate; the throughput changes by that relative amount at most)
+    floor = 1e-6 * (T_x + sum(means.values()) + 3 * extra + O + 1.0)
+    C = max(v["C"], floor)
     if n_c > MAX_THREADS:
         raise ValueError(f"method='node' handles at most {MAX_THREADS} compute threads per node "
                          f"(a solve costs seconds beyond); got {n_c} (p={p}, policy={policy!r}): "
@@ -353,32 +454,53 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
         for first in ((0,) if fixed else (0, 1)):
             add = extra + (O if first else 0.0)
             m = h + add
-            ph[(kk, first)] = _ph(m, cs2 * h * h / (m * m) if m > 0 else 1.0, order)
-    ch = _build(n_c, M, fixed, ph, ycap, C, merged)
-    n = ch.S.shape[1]
-    c_, qs_, qw_, qy_, kind_, who_ = (ch.S[i] for i in range(6))
-    y_ = qy_ + (kind_ == 2)
-    running = c_ - ((kind_ != 0) & (who_ == 2))
-
+            ph[(kk, first)] = _ph(m, _scaled_cs2(cs2, h, add), order)
+    if N == 2 and n_c <= PAIR_THREADS:
+        # two nodes, one thread each: both nodes in one chain (their correlation kept)
+        php = {key: _ph(means[key[0]] + extra + (O if key[1] else 0.0),
+                        _scaled_cs2(cs2, means[key[0]], extra + (O if key[1] else 0.0)),
+                        PAIR_ORDER) for key in ph}
+        out = _pair_solve(v, policy, n_c, php, means, extra, O, T_x, C, PAIR_LEGS)
+        if out is not None:
+            return out
     X = n_c / (C + T_x + sum(means.values()) + 3 * extra)      # contention-free start
     lam = X / max(M, 1)
     D = T_x + means[2] + extra
-    it, conv, res = 0, False, np.inf
-    pi: np.ndarray | None = None
-    cache: dict[str, Any] = {}
-    for it in range(1, max_iter + 1):
-        rate = ch.base * np.array([1.0, lam, 1.0 / D])[ch.mode]
-        pi = _stationary(ch, rate, n, cache)
-        X_new = float(pi @ running) / C
-        arr = lam * float(pi @ ch.arr_unit)
-        R_y = float(pi @ y_) / arr if arr > 0 else means[2]
-        D_new = T_x + R_y
-        lam_new = lam * X_new / arr if arr > 0 else lam
-        res = max(abs(lam_new / lam - 1.0), abs(D_new / D - 1.0))
-        lam, D = lam * (lam_new / lam) ** 0.7, D * (D_new / D) ** 0.7
-        if res < tol:
-            conv = True
+    s_y = means[2] + extra
+    kmax = _max_stages(n_c)
+    stages = _stages(T_x, s_y, s_y, means[2], cs2, kmax)
+    it_all, built = 0, 0
+    while True:
+        ch = _build(n_c, M, fixed, ph, ycap, C, merged, stages)
+        built += 1
+        n = ch.S.shape[1]
+        c_, qs_, qw_, qy_, kind_, who_ = (ch.S[i] for i in range(6))
+        y_ = qy_ + (kind_ == 2)
+        running = c_ - ((kind_ != 0) & (who_ == 2))
+        it, conv, res = 0, False, np.inf
+        pi: np.ndarray | None = None
+        cache: dict[str, Any] = {}
+        R_y = s_y
+        for it in range(1, max_iter + 1):
+            rate = ch.base * np.array([1.0, lam, 1.0 / D])[ch.mode]
+            pi = _stationary(ch, rate, n, cache)
+            X_new = float(pi @ running) / C
+            arr = lam * float(pi @ ch.arr_unit)
+            R_y = float(pi @ y_) / arr if arr > 0 else means[2]
+            D_new = max(T_x + R_y, floor)      # floor: no network time and no reply queue
+            lam_new = max(lam * X_new / arr if arr > 0 else lam, 1e-300)
+            res = max(abs(lam_new / lam - 1.0), abs(D_new / D - 1.0))
+            lam, D = lam * (lam_new / lam) ** 0.7, D * (D_new / D) ** 0.7
+            if res < tol:
+                conv = True
+                break
+        it_all += it
+        # the remote trip's stage count from its converged mean and variance (once more)
+        k2 = _stages(T_x, R_y, s_y, means[2], cs2, kmax)
+        if k2 == stages or built >= 2 or not conv:
             break
+        stages = k2
+    it = it_all
     assert pi is not None
     X = float(pi @ running) / C
     busy = float(pi @ (kind_ != 0))
@@ -397,4 +519,222 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     P_all = float(pi @ ((n_c - c_) == 0))
     return dict(R=R, X=X, R_w=R_w, R_q=R_q, R_y=R_yv, R_r=R_r, U=busy, D=D_pp + P_int * O,
                 P_all=P_all, P_int=P_int, P_blk=P_blk, conv=conv, it=it, res=float(res),
+                asym=0.0,
                 states=n)
+
+
+#: most joint states of the two-node chain (``nodes == 2``) built by :func:`_pair_chain`
+PAIR_MAX_STATES = 20_000
+#: most PH phases per handler in the two-node chain (fewer where the handler's cs2 allows)
+PAIR_ORDER = 12
+#: Erlang stages of each (deterministic) network leg in the two-node chain
+PAIR_LEGS = 6
+#: most compute threads per node for the two-node chain (its state count grows as the
+#: square of one node's)
+PAIR_THREADS = 1
+
+
+def _pair_local(n_c: int, fixed: bool, ph: dict[tuple[int, int], Any], C: float):
+    """Transition functions of one node of the two-node chain (local state as in ``_build``).
+
+    Returns ``(internal, arrive_reply, arrive_response)``: ``internal(s)`` lists
+    ``(s', rate, tag)`` with ``tag`` 0 (nothing leaves), 1 (a send ended: the thread
+    leaves on the network) or 2 (a reply ended: the other node's thread goes back);
+    ``arrive_reply(s)`` and ``arrive_response(s)`` list ``(s', probability, interrupt)``.
+    """
+    w0 = 0 if fixed else 1
+
+    def start(c: int, qs: int, qw: int, qy: int, kk: int, w: int, ff: int, p: float):
+        return [((c, qs, qw, qy, kk, w, ff, jj), p * float(al), ff == 1)
+                for jj, al in enumerate(ph[(kk, ff)][0]) if al > 0]
+
+    def internal(s):
+        c, qs, qw, qy, k, w, f, j = s
+        busy = k != 0
+        out = []
+        running = c - (1 if (busy and w == 2) else 0)
+        if running > 0:
+            if busy:
+                out.append(((c - 1, qs + 1, qw, qy, k, w, f, j), running / C, 0))
+            else:
+                out += [(t, running / C * p, 0) for t, p, _ in start(c - 1, 0, 0, 0, 1, w0, 0, 1.0)]
+        if busy:
+            _, T, ex = ph[(k, f)]
+            for j2 in range(T.shape[0]):
+                if j2 != j and T[j, j2] > 0:
+                    out.append(((c, qs, qw, qy, k, w, f, j2), float(T[j, j2]), 0))
+            e = float(ex[j])
+            if e > 0:
+                tag = 1 if k == 1 else (2 if k == 2 else 0)
+                B = n_c - c
+                if k != 3:
+                    outs = [(c, w, 1.0)]
+                elif w != 1:
+                    outs = [(c + 1, w, 1.0)]
+                else:
+                    outs = [(c + 1, 2, 1.0 / B)] + ([(c + 1, 1, 1.0 - 1.0 / B)] if B > 1 else [])
+                q = qs + qw + qy
+                for c2, w2, pr in outs:
+                    if q == 0:
+                        out.append(((c2, 0, 0, 0, 0, 0, 0, 0), e * pr, tag))
+                        continue
+                    if w2 == 2 and n_c - c2 > 0:
+                        w2 = 1
+                    for cond, args, pp in ((qy > 0, (c2, qs, qw, qy - 1, 2), qy / q),
+                                           (qs > 0, (c2, qs - 1, qw, qy, 1), qs / q),
+                                           (qw > 0, (c2, qs, qw - 1, qy, 3), qw / q)):
+                        if cond:
+                            out += [(t, e * pr * p2, tag)
+                                    for t, p2, _ in start(*args, w2, 0, pp)]
+        return out
+
+    def arrive_reply(s):
+        c, qs, qw, qy, k, w, f, j = s
+        if k != 0:
+            return [((c, qs, qw, qy + 1, k, w, f, j), 1.0, False)]
+        if fixed:
+            return start(c, 0, 0, 0, 2, 0, 0, 1.0)
+        if n_c - c > 0:
+            return start(c, 0, 0, 0, 2, 1, 0, 1.0)
+        return start(c, 0, 0, 0, 2, 2, 1, 1.0)
+
+    def arrive_response(s):
+        c, qs, qw, qy, k, w, f, j = s
+        if k != 0:
+            return [((c, qs, qw + 1, qy, k, w, f, j), 1.0, False)]
+        return start(c, 0, 0, 0, 3, w0, 0, 1.0)
+
+    return internal, arrive_reply, arrive_response
+
+
+def _pair_solve(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, int], Any],
+                means: dict[int, float], extra: float, O: float, T_x: float, C: float,
+                legs: int) -> dict[str, Any] | None:
+    """Both nodes of a two-node machine as one chain (no decomposition): ``None`` if too big.
+
+    A joint state is ``(local A, out A, back A, local B, out B, back B)``: each node's
+    local state as in ``_build`` (its reply queue holds the other node's threads) and
+    its own away threads counted per Erlang stage of the outbound and return network
+    legs (``legs`` stages of mean ``T_x / 2`` each); a thread's request reaches the
+    other node's reply queue at the end of the outbound leg, and its reply handler's
+    end starts the return leg.  This keeps the correlation between the two nodes that
+    the decomposition's independent arrival stream loses.
+    """
+    import scipy.sparse as sps
+    from scipy.sparse.linalg import spsolve
+
+    fixed = policy == "fixed"
+    internal, arr_y, arr_r = _pair_local(n_c, fixed, ph, C)
+    rate_leg = legs / (T_x / 2.0) if T_x > 0 else None
+    init_local = (n_c, 0, 0, 0, 0, 0, 0, 0)
+    zero = (0,) * legs
+    init = (init_local, zero, zero, init_local, zero, zero)
+    index = {init: 0}
+    states = [init]
+    src: list[int] = []
+    dst: list[int] = []
+    rates: list[float] = []
+    intr: list[float] = []          # rate of interrupting arrivals at node A, per state
+
+    def bump(t: tuple, i: int, d: int) -> tuple:
+        x = list(t)
+        x[i] += d
+        return tuple(x)
+
+    def nodes_(st, who):
+        return (st[0], st[1], st[2], st[3], st[4], st[5]) if who == 0 else \
+               (st[3], st[4], st[5], st[0], st[1], st[2])
+
+    def join(mine, other, who):
+        return mine + other if who == 0 else other + mine
+
+    k = 0
+    while k < len(states):
+        st = states[k]
+        succ: dict[tuple, float] = {}
+        ia = 0.0
+        for who in (0, 1):
+            s = nodes_(st, who)
+            la, oa, ba, lb, ob, bb = s
+            for t, rt, tag in internal(la):
+                if tag == 1:      # the send ended: the thread starts the outbound leg
+                    mine = (t, bump(oa, 0, 1), ba) if rate_leg else None
+                    if mine is None:      # no network time: straight into the other queue
+                        for tb, p, _ in arr_y(lb):
+                            nxt = join((t, oa, ba), (tb, ob, bb), who)
+                            succ[nxt] = succ.get(nxt, 0.0) + rt * p
+                        continue
+                    nxt = join(mine, (lb, ob, bb), who)
+                elif tag == 2:    # a reply ended: the other node's thread starts back
+                    if rate_leg:
+                        nxt = join((t, oa, ba), (lb, ob, bump(bb, 0, 1)), who)
+                    else:
+                        for tb, p, _ in arr_r(lb):
+                            nxt = join((t, oa, ba), (tb, ob, bb), who)
+                            succ[nxt] = succ.get(nxt, 0.0) + rt * p
+                        continue
+                else:
+                    nxt = join((t, oa, ba), (lb, ob, bb), who)
+                succ[nxt] = succ.get(nxt, 0.0) + rt
+            if not rate_leg:
+                continue
+            for i in range(legs):
+                for leg, cnt in ((0, oa[i]), (1, ba[i])):
+                    if cnt == 0:
+                        continue
+                    r = rate_leg * cnt
+                    vec = oa if leg == 0 else ba
+                    if i + 1 < legs:
+                        v2 = bump(bump(vec, i, -1), i + 1, 1)
+                        mine = (la, v2, ba) if leg == 0 else (la, oa, v2)
+                        nxt = join(mine, (lb, ob, bb), who)
+                        succ[nxt] = succ.get(nxt, 0.0) + r
+                    elif leg == 0:      # the request reaches the other node
+                        for tb, p, it_ in arr_y(lb):
+                            nxt = join((la, bump(oa, i, -1), ba), (tb, ob, bb), who)
+                            succ[nxt] = succ.get(nxt, 0.0) + r * p
+                            if it_ and who == 1:
+                                ia += r * p
+                    else:               # the reply comes home: the response handler
+                        for ta, p, _ in arr_r(la):
+                            nxt = join((ta, oa, bump(ba, i, -1)), (lb, ob, bb), who)
+                            succ[nxt] = succ.get(nxt, 0.0) + r * p
+        intr.append(ia)
+        for nxt, rt in succ.items():
+            j = index.get(nxt)
+            if j is None:
+                j = index[nxt] = len(states)
+                states.append(nxt)
+                if len(states) > PAIR_MAX_STATES:
+                    return None
+            if j != k:
+                src.append(k)
+                dst.append(j)
+                rates.append(rt)
+        k += 1
+    n = len(states)
+    src_a, dst_a, rt_a = np.array(src), np.array(dst), np.array(rates)
+    out = np.bincount(src_a, weights=rt_a, minlength=n)
+    Q = sps.csc_array((np.concatenate([rt_a, -out]),
+                       (np.concatenate([dst_a, np.arange(n)]),
+                        np.concatenate([src_a, np.arange(n)]))), shape=(n, n))
+    # pi Q = 0 with pi_0 = 1: drop the first equation and unknown
+    A = Q[1:, 1:]
+    b = -Q[1:, [0]].toarray().ravel()
+    x = spsolve(A.tocsc(), b)
+    pi = np.maximum(np.concatenate([[1.0], x]), 0.0)
+    pi /= pi.sum()
+    LA = np.array([s[0] for s in states])            # (n, 8): node A's local state
+    LB = np.array([s[3] for s in states])
+    c_, qs_, qw_, qy_, kind_, who_ = (LA[:, i] for i in range(6))
+    running = c_ - ((kind_ != 0) & (who_ == 2))
+    X = float(pi @ running) / C
+    X_B = float(pi @ (LB[:, 0] - ((LB[:, 4] != 0) & (LB[:, 5] == 2)))) / C
+    P_int = float(pi @ np.array(intr)) / X
+    R = n_c / X
+    D_pp = sum(means.values()) + 3 * extra
+    return dict(R=R, X=X, R_w=float(pi @ c_) / X, R_q=float(pi @ (qs_ + (kind_ == 1))) / X,
+                R_y=float(pi @ (qy_ + (kind_ == 2))) / X,
+                R_r=float(pi @ (qw_ + (kind_ == 3))) / X, U=float(pi @ (kind_ != 0)),
+                D=D_pp + P_int * O, P_all=float(pi @ ((n_c - c_) == 0)), P_int=P_int,
+                P_blk=0.0, conv=True, it=1, res=0.0, states=n, asym=abs(X_B / X - 1.0))

@@ -24,8 +24,11 @@ node's protocol processing is one FCFS server.  ``method="node"`` solves
 one node as a continuous-time Markov chain (threads, queued handlers, who
 runs the handler in service: dedicated, idle or interrupted processor, and
 its phase; :mod:`models._policy_node`) coupled to the other nodes by a fixed
-point on the message rates, where a node has at most 8 compute threads.
-The default (``method="mva"``) is a closed queueing network (one chain of
+point on the message rates, where a node has at most 8 compute threads; on
+two nodes with one thread each it solves both nodes as one chain.  The
+default (``method="auto"``) takes that chain where a node has one compute
+thread (Single, Fixed with ``p = 2``) and ``method="mva"`` elsewhere:
+a closed queueing network (one chain of
 threads and one protocol server per node) solved by MVA of the :mod:`mva`
 engine, whose interrupt probability under Floating and Single -- an empty protocol
 server and no blocked thread when a reply message arrives, from the arrival
@@ -64,6 +67,8 @@ __all__ = [
     "METHODS",
     "EXACT_LATTICE_LIMIT",
     "AUTO_GRID_LIMIT",
+    "AUTO_NODE_LIMIT",
+    "AUTO_NODE_THREADS",
     "SATURATION_THRESHOLD",
     "NULL_HANDLER",
     "FETCH_BLOCK",
@@ -603,6 +608,14 @@ METHODS = ("auto", "mva", "exact", "linearizer", "schweitzer", "fixed-point", "n
 #: larger grids take the vectorised fixed point, with a warning
 AUTO_GRID_LIMIT = 1000
 
+#: most compute threads per node for which ``"auto"`` takes the node chain on >= 3 nodes
+#: (beyond, the chain is more accurate on average but costs 0.2 to 10 s a point)
+AUTO_NODE_THREADS = 1
+
+#: most unique grid points ``"auto"`` solves by the node chain (0.02 to 2 s each); beyond,
+#: closed-network MVA as before
+AUTO_NODE_LIMIT = 200
+
 #: largest population lattice (``(n_c + 1) ** nodes``) solved by exact MVA under ``"auto"``
 EXACT_LATTICE_LIMIT = 4096
 
@@ -823,6 +836,62 @@ def _node_formulas(a: Mapping[str, np.ndarray], policy: str, *, tol: float, max_
     return _assemble(a, policy, col, saturated=sat, method="node-chain")
 
 
+def _auto_node_mask(a: Mapping[str, np.ndarray], policy: str) -> np.ndarray:
+    """Grid points ``method="auto"`` solves by the node chain (where it is the more accurate).
+
+    Measured on a random design (docs, section "Accuracy"): the decomposed chain on at
+    least 3 nodes with at most :data:`AUTO_NODE_THREADS` compute threads, and the
+    two-node chain (at most ``PAIR_THREADS`` threads per node on two nodes);
+    closed-network MVA elsewhere.  Nothing when those points are more than
+    :data:`AUTO_NODE_LIMIT` unique ones.
+    """
+    from models._policy_node import PAIR_THREADS
+
+    n_c = (a["p"] - 1.0) if policy == "fixed" else a["p"]
+    mask = ((a["nodes"] >= 3) & (n_c <= AUTO_NODE_THREADS)) | (
+        (a["nodes"] == 2) & (n_c <= PAIR_THREADS))
+    if not np.any(mask):
+        return mask
+    sub = {k: v[mask] for k, v in a.items()}
+    if len(_unique_points(sub)[1]) > AUTO_NODE_LIMIT:
+        return np.zeros_like(mask)
+    return mask
+
+
+def _auto_mixed(a: Mapping[str, np.ndarray], policy: str, mask: np.ndarray,
+                opts: Mapping[str, Any]) -> dict[str, Any]:
+    """``method="auto"``: the node chain on ``mask``, MVA (or the fixed point) elsewhere."""
+    parts = []
+    for m, use_node in ((mask, True), (~mask, False)):
+        if not np.any(m):
+            continue
+        sub = {k: v[m] for k, v in a.items()}
+        if use_node:
+            o = _node_formulas(sub, policy, tol=opts["tol"], max_iter=opts["max_iter"],
+                               on_fail=opts["on_fail"])
+        else:
+            meth = _auto_method(sub)
+            if meth == "mva" and not _network_fits(sub):
+                meth = "fixed-point"
+            o = (_policy_formulas(sub, policy, **opts) if meth == "fixed-point" else
+                 _network_formulas(sub, policy, method=meth, tol=opts["tol"],
+                                   max_iter=opts["max_iter"], on_fail=opts["on_fail"]))
+        parts.append((m, o))
+    out: dict[str, Any] = {}
+    for k in parts[0][1]:
+        if k in ("method", "iterations", "residual"):
+            continue
+        first = np.asarray(parts[0][1][k])
+        full = np.empty(mask.shape, dtype=first.dtype)
+        for m, o in parts:
+            full[m] = np.broadcast_to(np.asarray(o[k]), (int(np.sum(m)),))
+        out[k] = full
+    out["method"] = " + ".join(o["method"] for _, o in parts)
+    out["iterations"] = max(int(o["iterations"]) for _, o in parts)
+    out["residual"] = max(float(o["residual"]) for _, o in parts)
+    return out
+
+
 def _auto_method(a: Mapping[str, np.ndarray]) -> str:
     """What ``method="auto"`` runs on the grid ``a``: ``"mva"`` or ``"fixed-point"``."""
     _, uniq, _ = _unique_points(a)
@@ -850,12 +919,16 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         Protocol-processing policy.  ``"single"`` uses one processor per
         node whatever ``params.p``; ``"fixed"`` needs ``p >= 2``.
     **options
-        ``method``: ``"auto"`` (default: ``"mva"`` on a grid of at most
-        :data:`AUTO_GRID_LIMIT` unique points, else ``"fixed-point"`` with
-        a warning), ``"node"`` (more accurate on average, see the docs) (the
+        ``method``: ``"auto"`` (default: ``"node"`` at the points with one
+        compute thread per node -- Single, Fixed with ``p = 2`` -- when there
+        are at most :data:`AUTO_NODE_LIMIT` of them, and ``"mva"`` elsewhere
+        on a grid of at most :data:`AUTO_GRID_LIMIT` unique points, else
+        ``"fixed-point"`` with a warning; chosen by the accuracy measured on a
+        random design, see the docs), ``"node"`` (the
         node-level Markov chain with phase-type handlers and a fixed point on
-        the arrival rates, see the docs; at most 8 compute threads per node,
-        0.1 to a few seconds per point), ``"mva"`` (closed-network MVA of
+        the arrival rates -- on two nodes with one thread each, both nodes in
+        one chain -- see the docs; at most 8 compute threads per node,
+        0.02 to a few seconds per point), ``"mva"`` (closed-network MVA of
         :func:`mva.solve`: exact when the population lattice
         ``(n_c + 1) ** nodes`` of every grid point is at most
         :data:`EXACT_LATTICE_LIMIT`, else Bard-Schweitzer), ``"exact"``,
@@ -933,6 +1006,16 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
                          f"plus at least one compute processor); got p={params.p!r}")
     a = _arrays(params, policy)
     if method == "auto":
+        node_mask = _auto_node_mask(a, policy)
+        if np.any(node_mask):
+            out = _auto_mixed(a, policy, node_mask, opts)
+            vals0: dict[str, Any] = {
+                k: (v if k in ("method", "iterations", "residual") else
+                    (bool(v) if np.ndim(v) == 0 and np.asarray(v).dtype == bool else
+                     scalar_or_array(v)))
+                for k, v in out.items()}
+            res0 = PolicyResult(policy=policy, **vals0)
+            return _attach_accuracy(with_inputs(res0, params), "policy", variant=policy)
         method = _auto_method(a)
     if method == "mva" and not _network_fits(a):
         method = "fixed-point"       # the per-node network would not fit in memory

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models import policy
@@ -397,7 +397,7 @@ def test_equations_match_numeric_implementation(pol, p, U):
 
     eqs = policy.equations()
     prm = PolicyParams(p=p, U=U)
-    r = solve(prm, pol)
+    r = solve(prm, pol, method="mva")       # the equations are the closed network's
     fixed = pol == "fixed"
     d = 0.0 if fixed else prm.o_direct + prm.o_indirect
     s_q, s_y, s_r = (o + prm.o_dispatch + d for o in (prm.o_req, prm.o_reply, prm.o_resp))
@@ -508,9 +508,28 @@ def test_node_chain_refuses_large_nodes_naming_the_limit():
     assert solve(preset("stache", p=9, nodes=2), "fixed", method="node").converged
 
 
-def test_auto_is_mva_and_takes_the_fixed_point_on_large_grids_with_a_warning():
+def test_auto_is_node_at_one_thread_mva_elsewhere_and_the_fixed_point_on_large_grids():
     prm = preset("stache", p=2, nodes=4)
     assert solve(prm, "floating").cycle_time == solve(prm, "floating", method="mva").cycle_time
+    # one compute thread per node (Single, Fixed with p = 2): the node chain
+    for pol, kw in (("single", {"nodes": 4}), ("single", {"nodes": 2}), ("fixed", {"nodes": 2})):
+        one = preset("stache", p=2, **kw)
+        r = solve(one, pol)
+        assert r.method == "node-chain"
+        assert r.cycle_time == solve(one, pol, method="node").cycle_time
+    # a mixed grid: each point by its method, in place
+    mixed = preset("stache", p=np.array([2, 3, 2]), nodes=np.array([2, 2, 5]))
+    r = solve(mixed, "fixed")
+    assert r.method == "node-chain + exact-mva"
+    for i in range(3):
+        one = preset("stache", p=int(mixed.p[i]), nodes=int(mixed.nodes[i]))
+        m = "node" if mixed.p[i] == 2 else "mva"
+        assert r.cycle_time[i] == pytest.approx(solve(one, "fixed", method=m).cycle_time,
+                                                rel=1e-12)
+    # more one-thread points than AUTO_NODE_LIMIT: MVA alone, as before
+    many = preset("stache", U=np.linspace(0.1, 0.9, policy.AUTO_NODE_LIMIT + 1), p=2)
+    r = solve(many, "single")
+    assert "node" not in r.method
     big = preset("stache", U=np.linspace(0.1, 0.9, policy.AUTO_GRID_LIMIT + 1), p=2)
     with pytest.warns(UserWarning, match=f"limit of {policy.AUTO_GRID_LIMIT} points"):
         r = solve(big, "floating")
@@ -582,3 +601,52 @@ def test_node_chain_halves_the_error_at_the_issue_point():
     # measured: node about -23%, MVA about +50% (half-width about 2%)
     assert abs(e_node) + hw < abs(e_mva) - hw
     assert abs(e_node) < 0.30
+
+
+# ---------------------------------------------------------------------------
+# method="node" on two nodes with one thread each: both nodes in one chain
+# ---------------------------------------------------------------------------
+
+pair_st = st.fixed_dictionaries({
+    "p": st.just(2), "nodes": st.just(2), "U": st.floats(0.02, 0.95),
+    "O_int": st.floats(0.0, 20_000.0), "o_reply": st.floats(20.0, 2000.0),
+    "L": st.floats(0.0, 2000.0), "handler_cs2": st.sampled_from([0.0, 0.3, 1.0, 4.0])})
+
+
+@settings(max_examples=25, deadline=None)
+@given(pair_st, st.sampled_from(["fixed", "single"]))
+def test_pair_chain_symmetry_little_and_utilization_law(kw, pol):
+    from models import _policy_node as pn
+
+    prm = preset("stache", **kw)
+    names, uniq, _ = policy._unique_points(policy._arrays(prm, pol))
+    v = {k: float(x) for k, x in zip(names, uniq[0])}
+    r = pn.solve_point(v, pol)
+    assert "asym" in r and r["it"] == 1            # the two-node chain, not the fixed point
+    assert r["asym"] < 1e-9                        # both nodes have the same throughput
+    assert r["X"] * r["R"] == pytest.approx(1.0, rel=1e-12)
+    # utilization law at node A: its own send and response, node B's reply, interrupts
+    assert r["U"] == pytest.approx(r["X"] * r["D"], rel=1e-7, abs=1e-12)
+    assert 0.0 <= r["P_int"] <= 1.0 and 0.0 <= r["U"] <= 1.0
+    # no faster than contention-free, whatever the correlation
+    free = v["C"] + v["o_req"] + v["o_reply"] + v["o_resp"] + 2 * v["L"] + v["t_extra"] + (
+        v["t_transfer"] if pol == "fixed" else 3 * (v["o_direct"] + v["o_indirect"]))
+    assert r["R"] >= free * (1 - 1e-9)
+
+
+def test_pair_chain_at_the_quick_grid_corner():
+    # null-handler, 2 nodes, U = 0.1, exponential handlers: the decomposition was +7.1% for
+    # Single (the arrivals from the other node are correlated with this node's state) and
+    # failed the quick grid's ratio target; both nodes in one chain: measured +0.8%
+    from validation.compare import simulate_measures
+
+    prm = preset("null-handler", p=2, U=0.1, handler_cs2=1.0)
+    sim = simulate_measures("policy", "single", cycles=16_000, seed=1,
+                            **{k: getattr(prm, k) for k in (
+                                "p", "nodes", "U", "o_req", "o_reply", "o_resp", "L", "O_int",
+                                "o_direct", "o_indirect", "t_transfer", "t_extra",
+                                "handler_cs2")})
+    r = solve(prm, "single", method="node")
+    hw = sim["R_hw"] / sim["R"]
+    assert abs(r.cycle_time / sim["R"] - 1) <= 0.015 + hw
+    assert abs(r.interrupt_probability - sim["P_int"]) <= 0.01 + sim["P_int_hw"]

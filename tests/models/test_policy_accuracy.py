@@ -4,7 +4,8 @@ The points are the first ones of the validation design of
 ``benchmarks/accuracy_policy.py`` (``mva.params.design(PolicyParams, 200, seed=2026)``,
 scrambled Sobol over the declared domain), simulated with the same seeds and cycles, so
 the simulator's values are those of the recorded run
-``benchmarks/results/accuracy_policy_200_{a,b}.json``.  The bounds are the figures
+``benchmarks/results/accuracy_policy_200_{a,b}.json`` (the docs' accuracy table is from
+a later design, seed 4242).  The bounds are the figures
 measured there on these points plus the simulator's own 95% half-width (the statistical
 margin), not a tolerance chosen to pass.
 """
@@ -39,7 +40,7 @@ def _errors(pairs: list[tuple[int, str]]) -> tuple[np.ndarray, np.ndarray, np.nd
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             node = solve(PolicyParams(**kw), pol, method="node")
-            mva = solve(PolicyParams(**kw), pol)      # the default: closed-network MVA
+            mva = solve(PolicyParams(**kw), pol, method="mva")   # closed-network MVA
         e_node.append(abs(node.execution_time / sim["T"] - 1))
         e_mva.append(abs(mva.execution_time / sim["T"] - 1))
         hw.append(sim["T_hw"] / sim["T"])
@@ -49,10 +50,10 @@ def _errors(pairs: list[tuple[int, str]]) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def test_single_node_chain_on_design_subsample():
     e, a, hw, _ = _errors([(i, "single") for i in range(12)])
-    # measured (benchmarks/results/accuracy_policy_200_a.json, these 12 points): mean 2.13%,
-    # max 9.83% (2 nodes, O_int 13,700: see the docs' accuracy section); closed-network MVA
-    # on the same points: mean 8.34%, max 49.9%
-    assert e.mean() <= 0.0213 + hw.mean()
+    # measured on these 12 points (Erlang remote-trip stages, seed 2026 design): mean 2.10%,
+    # max 9.83% (point 10: 5 nodes, O_int 16,050); closed-network MVA on the same points:
+    # mean 8.34%, max 49.9%
+    assert e.mean() <= 0.0210 + hw.mean()
     assert np.all(e <= 0.0983 + hw)
     assert e.mean() < a.mean() - hw.mean()
 
@@ -60,8 +61,8 @@ def test_single_node_chain_on_design_subsample():
 def test_fixed_floating_node_chain_on_design_subsample():
     pts = (1, 9, 10, 14, 17, 21, 22)        # p 2-6 (10 and 21: the one-queue chain, p = 6)
     e, a, hw, T = _errors([(i, pol) for i in pts for pol in ("fixed", "floating")])
-    # measured: mean 1.32%, max 3.19%; closed-network MVA on the same points: 6.64%, 21.3%
-    assert e.mean() <= 0.0132 + hw.mean()
+    # measured: mean 1.24%, max 3.19%; closed-network MVA on the same points: 6.64%, 21.3%
+    assert e.mean() <= 0.0124 + hw.mean()
     assert np.all(e <= 0.0319 + hw)
     assert e.mean() < a.mean() - hw.mean()
     # the faster of Fixed and Floating, where the simulator separates them (6 of the 7)
