@@ -1291,13 +1291,15 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
     # back to the user's time unit (a power of two: exact), in place where the
     # solver's arrays are its own (no grid-sized copies on large grids)
     v, scaled = dict(v), set()
-    for k, f in (("lam", 1.0 / unit),) + tuple(
-            (k, float(unit)) for k in ("R", "R_w", "R_q", "R_y", "R_o", "R_p")):
-        if k in v and f != 1.0:
+    u = np.asarray(unit, dtype=float)
+    for k, f in (("lam", 1.0 / u),) + tuple(
+            (k, u) for k in ("R", "R_w", "R_q", "R_y", "R_o", "R_p")):
+        if k in v and np.any(f != 1.0):
             a = np.asarray(v[k])
             if id(a) in scaled:             # the same array under two names: done once
                 continue
-            if a.ndim and a.flags.writeable and a.flags.owndata and a.dtype == float:
+            if a.ndim and a.flags.writeable and a.flags.owndata and a.dtype == float \
+                    and np.broadcast_shapes(a.shape, f.shape) == a.shape:
                 a *= f
                 scaled.add(id(a))
             else:
