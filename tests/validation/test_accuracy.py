@@ -25,7 +25,8 @@ MET = ("lopc.best.mean", "lopc.best.max", "ini.best.mean", "ini.best.max", "ini.
        # in both model and simulator (seed 0: mean 0.58%, max 1.31%)
        "ini.dispatch.mean", "ini.dispatch.max", "ini.dispatch.Q",
        "ini.cs2.max", "pdq.shared.max", "pdq.partitioned.max",
-       # policy model, closed-network MVA (seed 0: mean 1.55%, max 5.11%, winner 100%)
+       # policy model, default 'auto' (node chain for one compute thread per node, MVA
+       # otherwise; seed 0: mean 0.86%, max 2.47%, winner 100%)
        "policy.ratio.mean", "policy.ratio.max", "policy.winner")
 
 
