@@ -393,18 +393,22 @@ def _measures(family: str) -> tuple[str, ...]:
     return tuple(TARGETS[family])
 
 
-def attach(result: Any, family: str, *, variant: str = "", warn: bool = True) -> Any:
+def attach(result: Any, family: str, *, variant: str = "", warn: bool = True,
+           method: str | None = None) -> Any:
     """Give a model result its ``<measure>_expected_error`` and warn where the target is missed.
 
     Called by the public ``solve`` of each family on the result it returns.
     The figures are computed only when asked for; the warning (one per call)
-    costs one vectorised lookup of the main measure ``R``.
+    costs one vectorised lookup of the main measure ``R``.  ``method`` is the
+    map's method to look up: by default the one the result names, which a
+    family whose ``result.method`` describes a mixture (the policies'
+    ``"node-chain + exact-mva"``) overrides with the method asked for.
     """
     from functools import partial
 
     from mva.results import with_accuracy
 
-    method = str(result.method)
+    method = str(result.method) if method is None else method
     with_accuracy(result, partial(_provider, family=family, variant=variant, method=method),
                   _measures(family))
     if warn:

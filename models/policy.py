@@ -1005,6 +1005,7 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         raise ValueError(f"p must be >= 2 for policy 'fixed' (one dedicated protocol processor "
                          f"plus at least one compute processor); got p={params.p!r}")
     a = _arrays(params, policy)
+    asked = method                   # the accuracy map's key (result.method says what ran)
     if method == "auto":
         node_mask = _auto_node_mask(a, policy)
         if np.any(node_mask):
@@ -1015,7 +1016,8 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
                      scalar_or_array(v)))
                 for k, v in out.items()}
             res0 = PolicyResult(policy=policy, **vals0)
-            return _attach_accuracy(with_inputs(res0, params), "policy", variant=policy)
+            return _attach_accuracy(with_inputs(res0, params), "policy", variant=policy,
+                                    method="auto")
         method = _auto_method(a)
     if method == "mva" and not _network_fits(a):
         method = "fixed-point"       # the per-node network would not fit in memory
@@ -1032,7 +1034,7 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
             (bool(v) if np.ndim(v) == 0 and np.asarray(v).dtype == bool else scalar_or_array(v)))
         for k, v in out.items()}
     res = PolicyResult(policy=policy, **vals)
-    return _attach_accuracy(with_inputs(res, params), "policy", variant=policy)
+    return _attach_accuracy(with_inputs(res, params), "policy", variant=policy, method=asked)
 
 
 def compare(params: PolicyParams, **options: Any) -> PolicyComparison:

@@ -437,8 +437,9 @@ def model_values(family: str, variant: str, method: str,
                  points: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
     """Model values of every compared measure at ``points`` (NaN where the method fails).
 
-    Points sharing their non-numeric fields are solved in one vectorised
-    call; a group the vectorised call rejects is solved point by point.
+    Points sharing their non-numeric fields are solved in vectorised calls of
+    at most :data:`MAP_GROUP` points; a group the vectorised call rejects is
+    solved point by point.
     """
     from .compare import MEASURES, _model_values, _stack
 
@@ -450,11 +451,15 @@ def model_values(family: str, variant: str, method: str,
     else:
         opts = {"method": method}
         call_method = pdq_discipline(variant) if family == "pdq" else variant
-    groups: dict[str, list[int]] = {}
+    by_key: dict[str, list[int]] = {}
     for j, p in enumerate(points):
         key = json.dumps({k: v for k, v in p.items() if isinstance(v, (str, bool)) or v is None},
                          sort_keys=True)
-        groups.setdefault(key, []).append(j)
+        by_key.setdefault(key, []).append(j)
+    # groups of at most MAP_GROUP points: "auto" switches to its grid methods on large
+    # grids, and the map measures what it gives on the points users ask about
+    groups = {f"{k}/{c}": idx[c:c + MAP_GROUP] for k, idx in by_key.items()
+              for c in range(0, len(idx), MAP_GROUP)}
 
     def put(idx: Sequence[int], vals: Mapping[str, Any]) -> None:
         for m in out:
@@ -492,6 +497,9 @@ def model_values(family: str, variant: str, method: str,
     return out
 
 
+#: most points solved in one vectorised call by the map (below every family's
+#: ``auto`` grid thresholds: policy AUTO_NODE_LIMIT 200, LoPC/INI AUTO_GRID_LIMIT)
+MAP_GROUP = 100
 #: CPU-time limits of the map's solves (seconds): a vectorised group, one point; after
 #: MAX_TIMEOUTS points over the limit a method's remaining points are left unanswered
 GROUP_SECONDS = 60.0
