@@ -218,3 +218,20 @@ def test_no_map_for_a_method_gives_nan_and_no_warning(lopc_tiny):
         warnings.simplefilter("error", AccuracyWarning)
         r = solve(LoPCParams(P=8, W=10, o=100, L=10), method="schweitzer")
     assert math.isnan(r.R_expected_error)
+
+
+@pytest.mark.parametrize("policy", ["fixed", "floating", "single"])
+def test_policy_auto_results_carry_the_maps_figure(policy):
+    """'auto' runs a mixture ('node-chain + exact-mva'); the lookup uses the method asked
+    for, so the figure is the map's 'auto' row at the point (it was NaN before)."""
+    from models.policy import PolicyParams, solve
+
+    p = PolicyParams(p=np.array([2, 4]), nodes=4, U=np.array([0.5, 0.9]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = solve(p, policy)
+    e = np.asarray(r.R_expected_error)
+    assert e.shape == (2,) and np.all(np.isfinite(e)) and np.all(e > 0)
+    m = load_map()["families"]["policy"]["variants"][policy]["methods"]["auto"]
+    assert np.all(e <= max(m["measures"]["R"]["overall"]["max"], *(
+        v for row in m["measures"]["R"]["bins"]["p95"] for v in row if v is not None)))
