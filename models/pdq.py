@@ -1042,9 +1042,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
             m1_, m2_ = _drain_moments(float(cs2), lam * (1.0 - fs) * S, lam_s * S, nu, nu, v)
             drain, varD = S * m1_, S * S * (m2_ - m1_ * m1_)
         # besides the drain, the handlers ahead that have not started are worked
-        # off: a key's one after another (those behind it and, arriving during
-        # an episode, those held back), the pool queue on all processors
-        backlog = lam_i * (Wkey + v * held)
+        # off: a key's waiting ones one after another, the pool queue on all
+        # processors (the held-back batch is in the drain, as if unkeyed)
+        backlog = lam_i * Wkey
         clear = drain + max(float(backlog.max(initial=0.0)) * S,
                             (float(np.sum(lam_i * Wkey)) + Lq) * S / k)
         v_new = lam_s * (clear + S)
