@@ -467,13 +467,15 @@ def _drain_moments(cs2: float, lam_o: float, lam_s: float, nu: float, nu_b: floa
     ``1 - v`` it arrives with no sequential handler ahead: since the last
     sequential episode ended -- a time ``T`` that is exponential with rate
     ``lam_s`` (the free period it ends) -- the batch held back by that episode
-    (Poisson, mean ``nu``) started fresh, and the later handlers (Poisson,
-    rate ``lam_o``) started as they arrived (processors not limiting).  The
-    handlers still running at ``T`` form a Poisson process of remaining
-    times, so ``P(D <= x | T) = exp(-lam_o [G^c(x) - G^c(x + T)] - nu F^c(T +
+    (mean ``nu``) started fresh, and the later handlers (Poisson, rate
+    ``lam_o``) started as they arrived (processors not limiting).  The
+    later handlers still running at ``T`` form a Poisson process of remaining
+    times and the batch is geometric (Poisson over an exponential window), so
+    ``P(D <= x | T) = exp(-lam_o [G^c(x) - G^c(x + T)]) / (1 + nu F^c(T +
     x))``.  With probability ``v`` it arrives during an episode and reaches
     the head when that ends, together with the batch held back behind the
-    previous sequential handler (Poisson, mean ``nu_b``, fresh): ``T = 0``.
+    previous sequential handler (geometric, mean ``nu_b``, fresh):
+    ``P(D <= x) = 1 / (1 + nu_b F^c(x))``.  Rates are per mean handler time.
     """
     t, Fc, Gc = _survivals(float(cs2))
     x = t[:, None]
@@ -995,6 +997,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         # one processor, or one key and no nosync handlers: keyed and sequential
         # handlers alike run one at a time in arrival order -- an M/G/1 queue,
         # exactly
+        if lam * S >= 1.0:
+            out["sat"] = "key" if k > 1.0 else "processors"
+            return out
         out.update(R=S + lam * S * S * (1.0 + cs2) / (2.0 * (1.0 - lam * S)),
                    conflict=float(np.sum(p * lam_i)) * S, conv=True, iterations=0)
         return out
@@ -1428,9 +1433,14 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     *Key-aware shared queue* (``method="keyed"``): per-key M/G/1 queues with
     an exceptional first service (the pool wait) over a birth-death pool of
     eligible handlers bounded by the keys present, and sequential episodes
-    (the queue ahead -- key backlogs, pool queue and the handlers held back
-    by the episode in progress -- empties, then one handler runs alone) that
-    block every later arrival; exact for one key without nosync handlers
+    (the queue ahead -- the handlers running, the key backlogs and the pool
+    queue -- empties, then one handler runs alone) that block every later
+    arrival.  The episodes are the customers of an M/G/1 queue (every
+    arrival waits ``lambda_s E[E^2] / 2 / (1 - v)``, ``v = lambda_s E[E]``);
+    the drain is the longest remaining time of the handlers started since the
+    last episode (those arriving since, and the batch it held back, taken
+    geometric), with the simulator's handler-time family (deterministic,
+    Erlang, exponential, balanced H2); exact for one key without nosync handlers
     (with or without sequential ones), for one processor and for no more
     keys than processors; see ``docs/models/pdq.rst`` for the equations and
     the measured accuracy.  *Exact chain* (``method="ctmc"``): the CTMC of the
