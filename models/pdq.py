@@ -428,6 +428,10 @@ def _harmonic(m: np.ndarray) -> np.ndarray:
     return np.where(m > 0, digamma(np.maximum(m, 0.0) + 1.0) + np.euler_gamma, 0.0)
 
 
+#: time grid of the drain's distribution (fraction of its range; dense near 0)
+_GRID = np.linspace(0.0, 1.0, 1_201) ** 2
+
+
 @functools.lru_cache(maxsize=256)
 def _survivals(cs2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Grid ``t`` (mean-1 units) with the handler time's survival ``F^c(t)`` and
@@ -442,20 +446,22 @@ def _survivals(cs2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if cs2 > 1.0:
         p1 = 0.5 * (1.0 + np.sqrt((cs2 - 1.0) / (cs2 + 1.0)))
         probs, means = np.array([p1, 1.0 - p1]), np.array([0.5 / p1, 0.5 / (1.0 - p1)])
-        t = np.linspace(0.0, 50.0 * means.max(), 6_001)
+        t = 50.0 * means.max() * _GRID
         e = np.exp(-t[:, None] / means[None, :])
         return t, (probs * e).sum(axis=1), (probs * means * e).sum(axis=1)
     order = 0 if cs2 == 0.0 else max(1, round(1.0 / cs2))
     if order == 0:
-        t = np.linspace(0.0, 1.0, 6_001)
-        return t, np.where(t < 1.0, 1.0, 0.0), 1.0 - t
-    t = np.linspace(0.0, 1.0 + 50.0 / np.sqrt(order), 6_001)
+        t = np.append(_GRID, 1.0)                 # the step at 1: two points
+        Fc = np.ones_like(t)
+        Fc[-1] = 0.0
+        return t, Fc, 1.0 - t
+    t = (1.0 + 50.0 / np.sqrt(order)) * _GRID
     sf = gamma.sf(t, order, scale=1.0 / order)
     seg = 0.5 * (sf[1:] + sf[:-1]) * np.diff(t)
     return t, sf, np.concatenate([np.cumsum(seg[::-1])[::-1], [0.0]])
 
 
-_LAGUERRE = np.polynomial.laguerre.laggauss(24)
+_LAGUERRE = np.polynomial.laguerre.laggauss(16)
 
 
 def _drain_moments(cs2: float, lam_o: float, lam_s: float, nu: float, nu_b: float,
