@@ -449,7 +449,8 @@ def _survivals(cs2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         t = 50.0 * means.max() * _GRID
         e = np.exp(-t[:, None] / means[None, :])
         return t, (probs * e).sum(axis=1), (probs * means * e).sum(axis=1)
-    order = 0 if cs2 == 0.0 else max(1, round(1.0 / cs2))
+    # (an Erlang of order above 1000 is taken constant: cs2 < 0.001)
+    order = 0 if cs2 < 1e-3 else max(1, round(1.0 / cs2))
     if order == 0:
         t = np.append(_GRID, 1.0)                 # the step at 1: two points
         Fc = np.ones_like(t)
@@ -494,7 +495,7 @@ def _drain_moments(cs2: float, lam_o: float, lam_s: float, nu: float, nu_b: floa
     expo = lam_o * (sf(Gc, x) - sf(Gc, x + T))
     cdf_free = (np.exp(-expo) / (1.0 + nu * sf(Fc, x + T)) * w[None, :]).sum(axis=1)
     cdf_blk = 1.0 / (1.0 + nu_b * Fc)
-    tail = 1.0 - ((1.0 - v) * cdf_free + v * cdf_blk)
+    tail = np.clip(1.0 - ((1.0 - v) * cdf_free + v * cdf_blk), 0.0, 1.0)
     return float(np.trapezoid(tail, t)), float(np.trapezoid(2.0 * t * tail, t))
 
 

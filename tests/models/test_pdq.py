@@ -7,7 +7,7 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from mva.errors import SaturationError
@@ -106,6 +106,9 @@ pdq_st = st.builds(
 
 
 @given(pdq_st)
+@example(kw=dict(k=2, load=0.5, S=1.0, cs2=2.2250738585072014e-308, n_keys=2, key_skew=0.0,
+                 f_sequential=0.125, f_nosync=0.0, multiplexed=False,
+                 compute_utilization=0.0))     # a denormal cs2 (Erlang order overflowed)
 def test_shared_queue_never_worse_than_static_partitioning(kw):
     assume(kw["f_sequential"] + kw["f_nosync"] <= 1.0)
     prm = PDQParams(**kw)
