@@ -33,6 +33,7 @@ HPCA 1999, sections 3 to 5 and Table 1.  L. Kleinrock,
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
@@ -425,6 +426,77 @@ def _harmonic(m: np.ndarray) -> np.ndarray:
     from mva._scipy_kernels import digamma   # = scipy.special.digamma, without its import cost
 
     return np.where(m > 0, digamma(np.maximum(m, 0.0) + 1.0) + np.euler_gamma, 0.0)
+
+
+#: time grid of the drain's distribution (fraction of its range; dense near 0)
+_GRID = np.linspace(0.0, 1.0, 1_201) ** 2
+
+
+@functools.lru_cache(maxsize=256)
+def _survivals(cs2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Grid ``t`` (mean-1 units) with the handler time's survival ``F^c(t)`` and
+    its equilibrium residual's survival ``G^c(t) = int_t^inf F^c(u) du``.
+
+    The family is the simulator's two-moment fit (deterministic at 0, Erlang
+    of order ``round(1 / cs2)`` below 1, exponential at 1, balanced-means
+    two-phase hyperexponential above).
+    """
+    from scipy.stats import gamma
+
+    if cs2 > 1.0:
+        p1 = 0.5 * (1.0 + np.sqrt((cs2 - 1.0) / (cs2 + 1.0)))
+        probs, means = np.array([p1, 1.0 - p1]), np.array([0.5 / p1, 0.5 / (1.0 - p1)])
+        t = 50.0 * means.max() * _GRID
+        e = np.exp(-t[:, None] / means[None, :])
+        return t, (probs * e).sum(axis=1), (probs * means * e).sum(axis=1)
+    # (an Erlang of order above 1000 is taken constant: cs2 < 0.001)
+    order = 0 if cs2 < 1e-3 else max(1, round(1.0 / cs2))
+    if order == 0:
+        t = np.append(_GRID, 1.0)                 # the step at 1: two points
+        Fc = np.ones_like(t)
+        Fc[-1] = 0.0
+        return t, Fc, 1.0 - t
+    t = (1.0 + 50.0 / np.sqrt(order)) * _GRID
+    sf = gamma.sf(t, order, scale=1.0 / order)
+    seg = 0.5 * (sf[1:] + sf[:-1]) * np.diff(t)
+    return t, sf, np.concatenate([np.cumsum(seg[::-1])[::-1], [0.0]])
+
+
+_LAGUERRE = np.polynomial.laguerre.laggauss(16)
+
+
+def _drain_moments(cs2: float, lam_o: float, lam_s: float, nu: float, nu_b: float,
+                   v: float) -> tuple[float, float]:
+    """First two moments of the drain of a sequential handler (mean-1 units).
+
+    The drain is the time from when a sequential handler reaches the head of
+    the queue until every earlier handler has finished.  With probability
+    ``1 - v`` it arrives with no sequential handler ahead: since the last
+    sequential episode ended -- a time ``T`` that is exponential with rate
+    ``lam_s`` (the free period it ends) -- the batch held back by that episode
+    (mean ``nu``) started fresh, and the later handlers (Poisson, rate
+    ``lam_o``) started as they arrived (processors not limiting).  The
+    later handlers still running at ``T`` form a Poisson process of remaining
+    times and the batch is geometric (Poisson over an exponential window), so
+    ``P(D <= x | T) = exp(-lam_o [G^c(x) - G^c(x + T)]) / (1 + nu F^c(T +
+    x))``.  With probability ``v`` it arrives during an episode and reaches
+    the head when that ends, together with the batch held back behind the
+    previous sequential handler (geometric, mean ``nu_b``, fresh):
+    ``P(D <= x) = 1 / (1 + nu_b F^c(x))``.  Rates are per mean handler time.
+    """
+    t, Fc, Gc = _survivals(float(cs2))
+    x = t[:, None]
+    z, w = _LAGUERRE
+    T = (z / max(lam_s, 1e-300))[None, :]
+
+    def sf(arr: np.ndarray, at: np.ndarray) -> np.ndarray:
+        return np.interp(at, t, arr, right=0.0)
+
+    expo = lam_o * (sf(Gc, x) - sf(Gc, x + T))
+    cdf_free = (np.exp(-expo) / (1.0 + nu * sf(Fc, x + T)) * w[None, :]).sum(axis=1)
+    cdf_blk = 1.0 / (1.0 + nu_b * Fc)
+    tail = np.clip(1.0 - ((1.0 - v) * cdf_free + v * cdf_blk), 0.0, 1.0)
+    return float(np.trapezoid(tail, t)), float(np.trapezoid(2.0 * t * tail, t))
 
 
 def _key_sums(K: np.ndarray, skew: np.ndarray, fk: np.ndarray, fns: np.ndarray,
@@ -917,7 +989,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     lam_p = lam_k + lam_n
     phi = lam_k / lam_p if lam_p > 0 else 0.0
     m = np.arange(_KEYED_MMAX + 1, dtype=float)
-    Wp, C, v = 0.0, 0.0, 0.0
+    Wp, C, v, varD, drain = 0.0, 0.0, 0.0, 0.0, 0.0
     out: dict[str, Any] = {"sat": "", "conv": False}
     if lam * S >= k:
         out["sat"] = "processors"
@@ -932,6 +1004,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         # one processor, or one key and no nosync handlers: keyed and sequential
         # handlers alike run one at a time in arrival order -- an M/G/1 queue,
         # exactly
+        if lam * S >= 1.0:
+            out["sat"] = "key" if k > 1.0 else "processors"
+            return out
         out.update(R=S + lam * S * S * (1.0 + cs2) / (2.0 * (1.0 - lam * S)),
                    conflict=float(np.sum(p * lam_i)) * S, conv=True, iterations=0)
         return out
@@ -956,26 +1031,34 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
                 out["sat"] = "processors"
                 return out
             Lq = float(np.sum(pi * np.maximum(m - k, 0.0)))
-            busy = float(np.sum(pi * np.minimum(m, k)))
             Wp_new = ac * Lq / lam_p
         else:
-            Lq, busy, Wp_new = 0.0, 0.0, 0.0
-        # a sequential handler waits for every earlier handler: the running
-        # ones drain (longest residual) and the backlog ahead is worked off
-        drain = ac * S * float(_harmonic(np.asarray(busy)))
-        # the handlers ahead of an arriving sequential one include those held
-        # back by the episode in progress and the burst it released (Little:
-        # lambda W_seq of them), besides the key backlogs and the pool queue
+            Lq, Wp_new = 0.0, 0.0
         E1 = C + S
-        E2 = E1 * E1 + cs2 * S * S + C * C
+        E2 = E1 * E1 + cs2 * S * S + varD + max(C - drain, 0.0) ** 2
         rho_eff = lam * (1.0 - fs) * S / (k * (1.0 - v))
         if rho_eff >= 1.0:
             out["sat"] = "processors"
             return out
-        Wb = lam_s * E2 / 2.0 / (1.0 - rho_eff)
-        backlog = lam_i * (Wkey + Wb)
+        # sequential episodes (from reaching the head to the end of the
+        # handler, E1, E2) as the customers of an M/G/1 queue: the wait until
+        # the episode in progress and those queued before it end
+        Wb = lam_s * E2 / 2.0 / (1.0 - v)
+        Rs = Wb + C + S                       # a sequential handler's response
+        # handlers held back behind one sequential handler: those arriving
+        # between it and the next (Exp(lam_s) apart) within its response
+        # (taken exponential): mean lambda_o R_s / (1 + lambda_s R_s), geometric
+        held = Rs / (1.0 + lam_s * Rs)
+        nu = lam * (1.0 - fs) * held
+        if lam_s > 0:
+            m1_, m2_ = _drain_moments(float(cs2), lam * (1.0 - fs) * S, lam_s * S, nu, nu, v)
+            drain, varD = S * m1_, S * S * (m2_ - m1_ * m1_)
+        # besides the drain, the handlers ahead that have not started are worked
+        # off: a key's waiting ones one after another, the pool queue on all
+        # processors (the held-back batch is in the drain, as if unkeyed)
+        backlog = lam_i * Wkey
         clear = drain + max(float(backlog.max(initial=0.0)) * S,
-                            (float(backlog.sum()) + Lq + lam_n * Wb) * S / k)
+                            (float(np.sum(lam_i * Wkey)) + Lq) * S / k)
         v_new = lam_s * (clear + S)
         done = abs(Wp_new - Wp) <= 1e-10 * (S + Wp) and abs(clear - C) <= 1e-10 * (S + C)
         om = 0.5
@@ -987,11 +1070,10 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
             break
     P0, Wkey, Ri = _key_queues(lam_i, S, cs2, Wp)
     E1 = C + S
-    E2 = E1 * E1 + cs2 * S * S + C * C
-    # arrivals blocked by a sequential episode, and the backlog it leaves, worked
-    # off with the spare capacity (fluid): lambda_s E[E^2] / 2 / (1 - rho_eff)
-    rho_eff = lam * (1.0 - fs) * S / (k * (1.0 - v))
-    Wres = lam_s * E2 / 2.0 / (1.0 - rho_eff)
+    E2 = E1 * E1 + cs2 * S * S + varD + max(C - drain, 0.0) ** 2
+    # an arrival waits until the sequential episodes in progress and queued
+    # end: the M/G/1 wait lambda_s E[E^2] / 2 / (1 - v), v = lambda_s E[E]
+    Wres = lam_s * E2 / 2.0 / (1.0 - v)
     R_k = float(np.sum(p * Ri))
     R = fk * (R_k + Wres) + fn * (Wp + S + Wres) + fs * (Wp + Wres + C + S)
     conflict = float(np.sum(p * (1.0 - P0)))
@@ -1358,9 +1440,14 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     *Key-aware shared queue* (``method="keyed"``): per-key M/G/1 queues with
     an exceptional first service (the pool wait) over a birth-death pool of
     eligible handlers bounded by the keys present, and sequential episodes
-    (the queue ahead -- key backlogs, pool queue and the handlers held back
-    by the episode in progress -- empties, then one handler runs alone) that
-    block every later arrival; exact for one key without nosync handlers
+    (the queue ahead -- the handlers running, the key backlogs and the pool
+    queue -- empties, then one handler runs alone) that block every later
+    arrival.  The episodes are the customers of an M/G/1 queue (every
+    arrival waits ``lambda_s E[E^2] / 2 / (1 - v)``, ``v = lambda_s E[E]``);
+    the drain is the longest remaining time of the handlers started since the
+    last episode (those arriving since, and the batch it held back, taken
+    geometric), with the simulator's handler-time family (deterministic,
+    Erlang, exponential, balanced H2); exact for one key without nosync handlers
     (with or without sequential ones), for one processor and for no more
     keys than processors; see ``docs/models/pdq.rst`` for the equations and
     the measured accuracy.  *Exact chain* (``method="ctmc"``): the CTMC of the

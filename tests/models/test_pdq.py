@@ -7,7 +7,7 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from mva.errors import SaturationError
@@ -106,6 +106,9 @@ pdq_st = st.builds(
 
 
 @given(pdq_st)
+@example(kw=dict(k=2, load=0.5, S=1.0, cs2=2.2250738585072014e-308, n_keys=2, key_skew=0.0,
+                 f_sequential=0.125, f_nosync=0.0, multiplexed=False,
+                 compute_utilization=0.0))     # a denormal cs2 (Erlang order overflowed)
 def test_shared_queue_never_worse_than_static_partitioning(kw):
     assume(kw["f_sequential"] + kw["f_nosync"] <= 1.0)
     prm = PDQParams(**kw)
@@ -316,6 +319,54 @@ def test_keyed_one_key_is_single_server_mg1(k, cs2):
     r = solve(prm, method="keyed")
     assert r.response_time == pytest.approx(_pk(0.006, 100.0, cs2), rel=1e-9)
     assert r.utilization == pytest.approx(0.6 / k)
+
+
+def test_keyed_one_key_with_sequential_saturates_as_the_single_server():
+    # one key, no nosync handlers: keyed and sequential handlers are one FCFS
+    # server, saturated at lambda S = 1 whatever k is (Hypothesis found the
+    # division by zero at k=2, load 0.5, S=1, f_sequential=0.125)
+    kw = dict(k=2, S=1.0, n_keys=1, f_sequential=0.125, cs2=0.0)
+    r = solve(PDQParams(load=0.5, **kw), method="keyed")
+    assert r.saturated and r.bottleneck == "key"
+    with pytest.raises(SaturationError):
+        solve(PDQParams(load=0.5, **kw), on_saturation="raise")
+    r = solve(PDQParams(load=0.45, **kw), method="keyed")
+    assert r.response_time == pytest.approx(_pk(0.9, 1.0, 0.0), rel=1e-9)
+
+
+def test_drain_moments_closed_forms():
+    from scipy.special import exp1, spence
+
+    from models.pdq import _drain_moments
+
+    # during an episode (v = 1), a geometric batch (mean nu) of fresh
+    # exponential handlers: P(D <= x) = 1 / (1 + nu e^-x), so E[D] = ln(1 + nu)
+    # and E[D^2] = -2 Li2(-nu) = -2 spence(1 + nu)
+    for nu in (0.5, 3.0, 20.0):
+        d1, d2 = _drain_moments(1.0, 0.0, 1.0, 0.0, nu, 1.0)
+        assert d1 == pytest.approx(np.log1p(nu), rel=1e-4)
+        assert d2 == pytest.approx(-2.0 * spence(1.0 + nu), rel=1e-4)
+    # constant handler times: the drain is 1 unless the batch is empty
+    d1, d2 = _drain_moments(0.0, 0.0, 1.0, 0.0, 4.0, 1.0)
+    assert d1 == pytest.approx(4.0 / 5.0, rel=1e-3)
+    assert d2 == pytest.approx(4.0 / 5.0, rel=1e-3)
+    # long after the last episode (lambda_s -> 0, v = 0): the M/M/inf picture,
+    # Poisson(lam_o) residuals: E[D] = Ein(lam_o) = E1(lam_o) + ln(lam_o) + gamma
+    for lo in (0.3, 2.0, 8.0):
+        d1, _ = _drain_moments(1.0, lo, 1e-9, 0.0, 0.0, 0.0)
+        assert d1 == pytest.approx(exp1(lo) + np.log(lo) + np.euler_gamma, rel=1e-4)
+
+
+@given(st.floats(0.0, 10.0), st.floats(0.0, 8.0), st.floats(1e-3, 1.0),
+       st.floats(0.0, 20.0), st.floats(0.0, 20.0), st.floats(0.0, 1.0))
+def test_drain_moments_monotone_in_the_batches(cs2, lo, ls, nu, extra, v):
+    from models.pdq import _drain_moments
+
+    d1, d2 = _drain_moments(cs2, lo, ls, nu, nu, v)
+    e1, e2 = _drain_moments(cs2, lo, ls, nu + extra, nu + extra, v)
+    assert 0.0 <= d1 <= e1 * (1 + 1e-9) + 1e-12
+    assert d2 <= e2 * (1 + 1e-9) + 1e-12
+    assert d2 >= d1 * d1 * (1 - 1e-6)
 
 
 @pytest.mark.parametrize("skew", [0.0, 1.0])
