@@ -650,3 +650,18 @@ def test_pair_chain_at_the_quick_grid_corner():
     hw = sim["R_hw"] / sim["R"]
     assert abs(r.cycle_time / sim["R"] - 1) <= 0.015 + hw
     assert abs(r.interrupt_probability - sim["P_int"]) <= 0.01 + sim["P_int_hw"]
+
+
+def test_slow_network_methods_are_refused_with_an_estimate():
+    """Linearizer on the policy network costs about a second a point and exact MVA grows as
+    (n_c + 1)^nodes (211 s at 8 nodes of 5 threads): both are refused before they start,
+    naming the estimate and what to use; a single small point still fits the limit."""
+    from mva.errors import CostError
+
+    grid = PolicyParams(p=np.array([2, 3, 4, 5]), nodes=2, U=np.array([0.3, 0.7])[:, None])
+    with pytest.raises(CostError, match=r"method='linearizer'.*8 point\(s\).*CPU s.*'auto'"):
+        solve(grid, "floating", method="linearizer")
+    with pytest.raises(CostError, match=r"method='exact' at nodes=8.*CPU s"):
+        solve(PolicyParams(p=5, nodes=8, U=0.3), "floating", method="exact")
+    r = solve(PolicyParams(p=2, nodes=2, U=0.3), "floating", method="linearizer")  # one fits
+    assert 0 < r.pp_utilization < 1
