@@ -1494,7 +1494,11 @@ def solve(params: PDQParams, discipline: str = "shared", *,
         raise SaturationError(f"pdq {discipline}: saturated at "
                               f"{int(np.count_nonzero(res.saturated))} point(s); bottleneck: "
                               f"{name}", bottleneck=name)
-    return _attach_accuracy(with_inputs(res, params), "pdq", variant=discipline)
+    # the map's variants: the disciplines, and the shared queue on multiplexed processors
+    # (partitioned queues on multiplexed processors have no map entry of their own)
+    variant = discipline if not params.multiplexed else (
+        "multiplexed" if discipline == "shared" else f"{discipline}-multiplexed")
+    return _attach_accuracy(with_inputs(res, params), "pdq", variant=variant)
 
 
 def compare(params: PDQParams) -> PDQComparison:

@@ -798,9 +798,9 @@ def _network_seconds(method: str, nodes: int, n_c: float) -> float:
     point solves it several times, for the interrupt fixed point), Python
     3.11 on the 2-core development machine: Linearizer takes 0.9-3 s at
     2-8 nodes and 2 threads, up to 11 s with 5 (its inner Schweitzer solves
-    each run the priority utilization cap), about :math:`0.45\,\mathrm{nodes}
-    \sqrt{n_c}` s; exact MVA about 130 us per population of its lattice
-    :math:`(n_c + 1)^{\mathrm{nodes}}` (211 s at 8 nodes of 5 threads);
+    each run the priority utilization cap), about :math:`0.45\\,\\mathrm{nodes}
+    \\sqrt{n_c}` s; exact MVA about 130 us per population of its lattice
+    :math:`(n_c + 1)^{\\mathrm{nodes}}` (211 s at 8 nodes of 5 threads);
     Schweitzer 20-70 ms.
 
     Examples
