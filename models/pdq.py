@@ -1471,6 +1471,7 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     if method is None:
         method = "auto"
     check_choice("method", method, METHODS)
+    asked = method          # the accuracy map's key (result.method says what ran, per point)
     if method == "auto" and discipline != "shared":
         method = "birth-death"          # the other disciplines have one method each
     if method != "birth-death" and discipline != "shared":
@@ -1498,7 +1499,7 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     # (partitioned queues on multiplexed processors have no map entry of their own)
     variant = discipline if not params.multiplexed else (
         "multiplexed" if discipline == "shared" else f"{discipline}-multiplexed")
-    return _attach_accuracy(with_inputs(res, params), "pdq", variant=variant)
+    return _attach_accuracy(with_inputs(res, params), "pdq", variant=variant, method=asked)
 
 
 def compare(params: PDQParams) -> PDQComparison:

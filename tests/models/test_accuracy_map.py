@@ -121,9 +121,10 @@ def _family_methods(family):
 def test_shipped_map_loads_and_covers_its_families():
     m = load_map()
     assert m["version"] == 1
-    assert {"lopc", "ini"} <= set(m["families"])      # the LoPC and INI references are shipped
     variants = {"lopc": [""], "ini": [""], "policy": ["fixed", "floating", "single"],
-                "pdq": ["shared", "partitioned"]}
+                "pdq": ["shared", "partitioned", "spinlock", "multiplexed"]}
+    assert set(m["families"]) == set(variants)                    # every family is mapped
+    assert all(list(m["families"][f]["variants"]) == v for f, v in variants.items())
     for fam, fd in m["families"].items():
         assert fam in TARGETS
         assert fd["points"] >= 128
@@ -235,3 +236,23 @@ def test_policy_auto_results_carry_the_maps_figure(policy):
     m = load_map()["families"]["policy"]["variants"][policy]["methods"]["auto"]
     assert np.all(e <= max(m["measures"]["R"]["overall"]["max"], *(
         v for row in m["measures"]["R"]["bins"]["p95"] for v in row if v is not None)))
+
+
+def test_pdq_results_look_up_their_discipline_and_multiplexed_processors():
+    """Spin-lock and multiplexed results carry their own variant's figure, looked up under
+    the method asked for (result.method names the formula that ran, e.g. 'M/M/c');
+    partitioned queues on multiplexed processors have no map entry (NaN, no warning)."""
+    from models.pdq import PDQParams, solve
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spin = solve(PDQParams(k=4, load=0.3), "spinlock")
+        mult = solve(PDQParams(k=4, load=0.3, multiplexed=True, compute_utilization=0.5), "shared")
+        shared = solve(PDQParams(k=4, load=0.3), "shared")
+        part_mult = solve(PDQParams(k=4, load=0.3, multiplexed=True), "partitioned")
+    for r, variant in ((spin, "spinlock"), (mult, "multiplexed"), (shared, "shared")):
+        e = float(r.R_expected_error)
+        assert np.isfinite(e)
+        assert e == pytest.approx(float(expected_error("pdq", "auto", variant=variant,
+                                                       load=0.3, keys_per_pp=64 / 4)))
+    assert np.isnan(float(part_mult.R_expected_error))
