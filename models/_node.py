@@ -534,7 +534,7 @@ def _pair_structure(pop: int, ph: int, a_pos: tuple[bool, ...], t_pos: tuple[boo
     rows: list[int] = []
     cols: list[int] = []
     coef: list[float] = []
-    facs: list[tuple[int, int, int]] = []
+    facs: list[tuple[int, ...]] = []
 
     def add(i: int, st: list, c: float, f: tuple[int, ...]) -> None:
         rows.append(i)
@@ -579,9 +579,9 @@ def _pair_structure(pop: int, ph: int, a_pos: tuple[bool, ...], t_pos: tuple[boo
                         add(i, s2, 1.0, (o_e + j, o_a + jj))
     n1v = np.array([k[0] for k in keys], dtype=float)
     busy = np.zeros((len(keys), ph))
-    for i, k in enumerate(keys):
-        if k[0]:
-            busy[i, k[1]] = 1.0
+    for i, key in enumerate(keys):
+        if key[0]:
+            busy[i, key[1]] = 1.0
     return (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(coef),
             np.array(facs, dtype=np.int64), n1v, busy)
 
@@ -712,6 +712,7 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
             if res < want and sat:
                 # the station's chain at the fixed point: done if its utilization is the
                 # one assumed, else iterate on with the new one
+                assert st is not None               # sat is only set with a station
                 U = station_effective(lam_o, Ro, st["sources"], st["servers"], st["S"],
                                       st["cs2"], phi, busy=True)[2]
                 if abs(U - sat) <= want * U:

@@ -1018,8 +1018,9 @@ def _station_effective(station: dict[str, Any], lam_o: float, Ro: float) -> tupl
 
     if station.get("pair"):
         return pair_effective(lam_o, Ro, station["pair"], station["S"], station["cs2"])
-    return station_effective(lam_o, Ro, station["sources"], station["servers"], station["S"],
-                             station["cs2"], station["phi"])
+    R_o, Q_o = station_effective(lam_o, Ro, station["sources"], station["servers"],
+                                 station["S"], station["cs2"], station["phi"])[:2]
+    return R_o, Q_o
 
 
 def _solve_small_point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,

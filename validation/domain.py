@@ -825,7 +825,7 @@ def check_against_map(family: str, points: int, seed: int, *, method: str = "aut
         pt = float(binomtest(kt, n, 0.05, alternative="greater").pvalue) if n and tg else 1.0
         xs = mm["x"][ok]
         worst_beyond = float(xs.max()) if xs.size else 0.0
-        target_ok = (not claims) or (pt >= CHECK_ALPHA and worst_beyond <= tg["max"])
+        target_ok = tg is None or not claims or (pt >= CHECK_ALPHA and worst_beyond <= tg["max"])
         out[variant] = {"n": n, "above": k, "p_value": p, "consistent": p >= CHECK_ALPHA,
                         "fresh": _stats(mm["e"][ok], xs), "map": ov["overall"],
                         "claims_target": claims, "above_target": kt, "target_p_value": pt,

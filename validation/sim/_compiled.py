@@ -1,3 +1,5 @@
+# mypy: disable-error-code="name-defined"
+# (the layout constants are injected from _state as globals below, for numba)
 """The compiled event loop and hardware (numba), a line-by-line port of :mod:`.hardware`.
 
 Everything here works on one state -- two flat arrays ``I`` (int64) and
@@ -881,7 +883,7 @@ def build_object() -> tuple[bytes, str]:
         return run(carray(ip, (ni,)), carray(fp, (nf,)))
 
     entry_c = cfunc(sig, error_model="numpy")(entry)
-    lib = entry_c._library
+    lib = entry_c._library  # type: ignore[attr-defined]  # numba's compiled library
     symbol = entry_c.native_name            # the C-callable wrapper (``cfunc.<name>``)
     mod = ll.parse_bitcode(lib._final_module.as_bitcode())
     for f in mod.functions:
