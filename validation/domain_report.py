@@ -192,7 +192,7 @@ def _heatmaps(fam: str, variant: str, per: Mapping[str, Any], out_dir: str) -> l
 def write_domain_report(res: Mapping[str, Any], out_dir: str = "validation-report", *,
                         plots: bool = True) -> dict[str, str]:
     """Write ``domain.md``, ``domain.html`` and the heat maps to ``out_dir``."""
-    from .report import _md_to_html
+    from .report import _write_md_html
 
     os.makedirs(out_dir, exist_ok=True)
     figs: dict[str, list[str]] = {}
@@ -207,10 +207,5 @@ def write_domain_report(res: Mapping[str, Any], out_dir: str = "validation-repor
                 for variant, per in d["errors"].items():
                     figs[f"{fam}/{variant}"] = _heatmaps(fam, variant, per, out_dir)
     md = domain_markdown(res, figs) + note
-    md_path = os.path.join(out_dir, "domain.md")
-    html_path = os.path.join(out_dir, "domain.html")
-    with open(md_path, "w", encoding="utf-8") as fh:
-        fh.write(md)
-    with open(html_path, "w", encoding="utf-8") as fh:
-        fh.write(_md_to_html(md))
+    md_path, html_path = _write_md_html(md, out_dir, "domain")
     return {"md": md_path, "html": html_path, "summary": md}

@@ -437,10 +437,16 @@ def write_report(res: ValidationResults, out_dir: str | os.PathLike[str] = "vali
                 parts.append(f"### {key}\n\n" + g.summary(ms).render("md"))
                 parts.append(g.table(["R"] if g.family != "policy" else ["T"]).render("md"))
     md = "\n\n".join(parts) + "\n"
-    md_path = os.path.join(out_dir, "report.md")
-    html_path = os.path.join(out_dir, "report.html")
+    md_path, html_path = _write_md_html(md, out_dir, "report")
+    return {"md": md_path, "html": html_path, "summary": summary}
+
+
+def _write_md_html(md: str, out_dir: str, stem: str) -> tuple[str, str]:
+    """Write ``<stem>.md`` and its HTML rendering ``<stem>.html`` in ``out_dir``; their paths."""
+    md_path = os.path.join(out_dir, f"{stem}.md")
+    html_path = os.path.join(out_dir, f"{stem}.html")
     with open(md_path, "w", encoding="utf-8") as fh:
         fh.write(md)
     with open(html_path, "w", encoding="utf-8") as fh:
         fh.write(_md_to_html(md))
-    return {"md": md_path, "html": html_path, "summary": summary}
+    return md_path, html_path
