@@ -8,14 +8,12 @@ format read back with ``allow_pickle=False``) rather than one record per
 point.  Everything is plain SQL columns, JSON text and NumPy's ``.npy`` format
 -- nothing is ever pickled, so opening a store cannot execute code.
 
-Crash safety: the database runs in write-ahead-log mode (a vectorised
-sweep's store with a rollback journal, which writes its large chunks once
-instead of twice) and every batch of finished points is written in one
-transaction, so a process killed at any moment (``SIGKILL`` included) leaves
-every committed point intact and no half-written row.  ``synchronous=NORMAL``
-(``FULL`` with the rollback journal) makes commits durable against a crash of
-the *process*; an operating-system crash or power cut may lose the last few
-commits (never corrupt the file).
+Crash safety: the database runs in write-ahead-log mode and every batch of
+finished points is written in one transaction, so a process killed at any
+moment (``SIGKILL`` included) leaves every committed point intact and no
+half-written row.  ``synchronous=NORMAL`` makes commits durable against a
+crash of the *process*; an operating-system crash or power cut may lose the
+last few commits (never corrupt the file).
 
 Restart without loss: a sweep that replaces a store's contents
 (``on_mismatch="restart"``) writes into *staged* tables; only when it has
@@ -40,7 +38,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-__all__ = ["SweepStore", "StoreMismatchError", "FORMAT", "SCHEMA_VERSION", "JOURNAL_MODES"]
+__all__ = ["SweepStore", "StoreMismatchError", "FORMAT", "SCHEMA_VERSION"]
 
 #: value of ``meta.format`` identifying a sweep store
 FORMAT = "smp-contention-sweep"
@@ -76,10 +74,6 @@ _META = """(
     value TEXT NOT NULL
 )"""
 _TABLES = {"meta": _META, "points": _POINTS, "chunks": _CHUNKS}
-#: SQLite journal modes a writable store can run in, with the ``synchronous``
-#: level each uses: a rollback journal (``"delete"``) needs ``FULL`` for the
-#: same guarantee as WAL with ``NORMAL`` (an OS crash never corrupts the file)
-JOURNAL_MODES = {"wal": "NORMAL", "delete": "FULL"}
 _STAGED = "staged_"
 
 
@@ -189,18 +183,6 @@ class SweepStore:
         arrays (megabytes) then take 16 times fewer overflow pages, which
         halves the CPU and wall time of writing them; small pages suit
         per-point stores, whose every commit rewrites a few pages.
-    journal_mode : {"wal", "delete"}
-        How a writable store commits (SQLite's journal mode, kept in the
-        file until a later opening changes it).  ``"wal"`` (default): a
-        write-ahead log with ``synchronous=NORMAL``; every page is written
-        twice (to the log, then into the file at a checkpoint), which costs
-        nothing much for per-point commits of a few pages.  ``"delete"``: a
-        rollback journal with ``synchronous=FULL``; the pages a commit
-        appends are written once (only pages it changes are journaled), so
-        a vectorised sweep's chunks of megabytes write half the bytes.  Both
-        commit atomically: a killed process leaves every committed chunk and
-        no half-written row, and an operating-system crash never corrupts
-        the file.
 
     Attributes
     ----------
@@ -224,12 +206,8 @@ class SweepStore:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0,
-                 readonly: bool | None = None, page_size: int | None = None,
-                 journal_mode: str = "wal") -> None:
+                 readonly: bool | None = None, page_size: int | None = None) -> None:
         self.path = os.fspath(path)
-        if journal_mode not in JOURNAL_MODES:
-            raise ValueError(f"journal_mode={journal_mode!r}: must be one of "
-                             f"{', '.join(map(repr, JOURNAL_MODES))}")
         exists = os.path.exists(self.path)
         if page_size is not None and (isinstance(page_size, bool) or not isinstance(
                 page_size, int) or page_size < 512 or page_size > 65536
@@ -253,8 +231,8 @@ class SweepStore:
                 self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
                 if page_size is not None and not exists:
                     self._conn.execute(f"PRAGMA page_size={page_size}")   # before WAL mode
-                self._conn.execute(f"PRAGMA journal_mode={journal_mode.upper()}")
-                self._conn.execute(f"PRAGMA synchronous={JOURNAL_MODES[journal_mode]}")
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
                 for prefix in ("", _STAGED):
                     for name, cols in _TABLES.items():
                         self._conn.execute(f"CREATE TABLE IF NOT EXISTS {prefix}{name} {cols}")

@@ -43,8 +43,7 @@ from ._version import __version__
 from .table import Table, grid_points
 
 __all__ = ["sweep", "SweepStore", "StoreMismatchError", "point_key", "point_seed",
-           "ON_MISMATCH", "ON_ERROR", "DEFAULT_VECTOR_CHUNK", "BULK_PAGE_SIZE",
-           "BULK_JOURNAL_MODE"]
+           "ON_MISMATCH", "ON_ERROR", "DEFAULT_VECTOR_CHUNK", "BULK_PAGE_SIZE"]
 
 #: accepted values of ``on_mismatch``
 ON_MISMATCH = ("raise", "reuse", "restart")
@@ -59,10 +58,6 @@ DEFAULT_VECTOR_CHUNK = 65536
 
 #: SQLite page size of a store created by a vectorised sweep (see :class:`SweepStore`)
 BULK_PAGE_SIZE = 65536
-#: SQLite journal mode of a store written by a vectorised sweep (see :class:`SweepStore`):
-#: a rollback journal writes its chunks' megabytes once, where a write-ahead log writes
-#: them twice
-BULK_JOURNAL_MODE = "delete"
 
 _RESULT = "result"  # column name for a function returning a bare scalar
 
@@ -524,8 +519,7 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Any] | Sequence[Mapping[str
     and a re-run with a different :math:`h_\\text{context}`,
     :math:`h_\\text{grid}` or library version is a mismatch.  Only this
     process writes the store (workers return results), one transaction per
-    finished task, in WAL mode (the bulk path: a rollback journal,
-    :data:`BULK_JOURNAL_MODE`): a kill at any moment loses at most the
+    finished task, in WAL mode: a kill at any moment loses at most the
     tasks in flight, and a committed point is never computed again.
 
     A vectorised function over a mapping grid (unseeded) takes the bulk
@@ -1212,7 +1206,7 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
     done = np.zeros(n, dtype=bool)
     st: SweepStore | None = None
     if store is not None:
-        st = SweepStore(store, page_size=BULK_PAGE_SIZE, journal_mode=BULK_JOURNAL_MODE)
+        st = SweepStore(store, page_size=BULK_PAGE_SIZE)
         try:
             def overlap() -> tuple[int, int]:
                 hit = np.zeros(n, dtype=bool)

@@ -736,27 +736,6 @@ def test_store_page_size(tmp_path):
             SweepStore(tmp_path / "b.sqlite", page_size=bad)
 
 
-def test_store_journal_modes(tmp_path):
-    """Per-point stores run a write-ahead log; a vectorised sweep's store a rollback journal
-    with synchronous=FULL (its chunks are written once); reopening switches the mode."""
-    store = tmp_path / "s.sqlite"
-    sweep(F.repairman, {"N": list(range(1, 9)), "Z": [0.0, 4.0]}, store=store,
-          executor="serial", chunk=4)
-    con = sqlite3.connect(store)
-    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
-    con.close()
-    with SweepStore(store, journal_mode="delete") as s:
-        assert s._q("PRAGMA synchronous").fetchone()[0] == 2        # FULL
-        assert s.count() == 16
-    with SweepStore(store) as s:
-        assert s._q("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert s._q("PRAGMA synchronous").fetchone()[0] == 1        # NORMAL
-        assert s.count() == 16
-    for bad in ("WAL", "memory", "off", None):
-        with pytest.raises(ValueError, match="journal_mode"):
-            SweepStore(tmp_path / "b.sqlite", journal_mode=bad)
-
-
 _BULK_RUNNER = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {root!r})
@@ -775,8 +754,8 @@ _BULK_RUNNER = textwrap.dedent("""
 
 
 def test_bulk_store_sigkill_keeps_committed_chunks(tmp_path):
-    """A vectorised sweep killed mid-run (rollback-journal store): every committed chunk is
-    intact, the file passes SQLite's integrity check, and the re-run computes only the rest."""
+    """A vectorised sweep killed mid-run: every committed chunk is intact, the file passes
+    SQLite's integrity check, and the re-run computes only the rest."""
     n = 200
     store, log = tmp_path / "s.sqlite", tmp_path / "log"
     script = _BULK_RUNNER.format(root=str(ROOT), n=n, log=str(log), store=str(store))
