@@ -115,13 +115,22 @@ def _bulk_variant(variant: str, quick: bool, repeat: int, workload: str = "ini")
         a = resource.getrusage(who)
         return a.ru_utime + a.ru_stime
 
-    times, cpus, own = [], [], []
+    def written() -> float:   # bytes this process passed to write() (Linux), else NaN
+        try:
+            with open("/proc/self/io") as fh:
+                return float(dict(ln.split(": ") for ln in fh.read().splitlines())["wchar"])
+        except (OSError, KeyError, ValueError):
+            return math.nan
+
+    times, cpus, own, wrote = [], [], [], []
     for i in range(1 + repeat):
         t0 = time.perf_counter()
         c0, w0 = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
+        b0 = written()
         out = run(i)
         times.append(time.perf_counter() - t0)
         c1, w1 = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
+        wrote.append(written() - b0)
         cpus.append(c1 - c0 + w1 - w0)
         own.append(c1 - c0)
     shutil.rmtree(tmp, ignore_errors=True)
@@ -130,6 +139,7 @@ def _bulk_variant(variant: str, quick: bool, repeat: int, workload: str = "ini")
     print(json.dumps({"cold": times[0], "warm": min(times[1:]), "cold_cpu": cpus[0],
                       "warm_cpu": min(cpus[1:]), "warm_own_cpu": own[best],
                       "warm_workers_cpu": cpus[best] - own[best], "points": int(np.size(R)),
+                      "written_mb": wrote[best] / 1e6,
                       "checksum": float(np.nansum(R))}))
 
 
@@ -168,6 +178,9 @@ def bulk(quick: bool, workload: str = "ini") -> None:
         print(f"  {label[v]:40s} {r['cold']:7.3f} {r['warm']:7.3f} {r['warm_cpu']:7.3f} "
               f"{n / r['warm'] / 1e6:10.2f} {r['cold'] / base['cold']:6.2f} "
               f"{r['warm'] / base['warm']:6.2f} {r['warm_cpu'] / base['warm_cpu']:6.2f}")
+    if "store-compute" in res:
+        print(f"  the store written by a sweep: {res['store-compute']['written_mb']:.0f} MB "
+              "passed to write() (SQLite pages of the file and of its journal or log)")
     two, one = res["sweep-2"], res["sweep-1"]
     crit = two["warm_own_cpu"] + two["warm_workers_cpu"] / 2
     print(f"  2 workers: calling process {two['warm_own_cpu']:.3f} CPU s + workers "

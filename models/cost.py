@@ -257,6 +257,27 @@ def _with_p(params: PolicyParams, p: np.ndarray) -> PolicyParams:
     return replace(params, **changes)
 
 
+def _single_is_floating_at_one(params: PolicyParams) -> bool:
+    """Does Floating at ``p = 1`` give Single's throughput bit for bit?
+
+    Yes when every field is a scalar: the grid then holds one point per
+    ``p``, which the default method solves on its own (never by the
+    grid-wide vectorised fixed point), and Floating with ``p = 1`` runs the
+    same equations as Single (one compute thread) on the same values.
+    """
+    return all(np.ndim(getattr(params, fld.name)) == 0 for fld in fields(params)
+               if getattr(params, fld.name) is not None)
+
+
+def _policy_throughput(params: PolicyParams, pp: np.ndarray, name: str,
+                       options: Mapping[str, Any], lead: tuple[int, ...]) -> np.ndarray:
+    """Node throughput of policy ``name`` at processor counts ``pp`` (last axis), broadcast
+    against the leading shape ``lead`` of the baseline."""
+    res = _solve_policy(_with_p(params, pp), name, **options)
+    X = np.asarray(res.throughput, dtype=float)
+    return np.broadcast_to(X, np.broadcast_shapes(X.shape, lead + (pp.size,)))
+
+
 def policy_cost(params: PolicyParams, *, p: Iterable[int] = range(1, 9),
                 policies: Iterable[str] = ("fixed", "floating"), f: Any = DEFAULT_F,
                 **options: Any) -> PolicyCostResult:
@@ -309,9 +330,13 @@ def policy_cost(params: PolicyParams, *, p: Iterable[int] = range(1, 9),
         pp = pv[pv >= 2] if name == "fixed" else pv
         if pp.size == 0:
             continue
-        res = _solve_policy(_with_p(params, pp), name, **options)
-        X = np.broadcast_to(np.asarray(res.throughput, dtype=float),
-                            np.broadcast_shapes(np.shape(res.throughput), X1.shape + (pp.size,)))
+        if name == "floating" and pp[0] == 1 and _single_is_floating_at_one(params):
+            # Floating on one processor is Single, point by point (the same equations
+            # with n_c = 1, solved alone): reuse the baseline instead of solving it again
+            X = X1[None] if pp.size == 1 else np.concatenate(
+                [X1[None], _policy_throughput(params, pp[1:], name, options, X1.shape)], axis=-1)
+        else:
+            X = _policy_throughput(params, pp, name, options, X1.shape)
         out[name] = cost_performance(X, pp, baseline=X1, f=f)
     names = list(out)
     bests = np.stack([np.asarray(out[n].best_cost_performance, dtype=float) for n in names])

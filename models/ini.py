@@ -1149,7 +1149,7 @@ TIME_EPS = 1e-18
 _TIMES = ("W", "o", "l", "O", "L")
 
 
-def _time_units(p: INIParams) -> tuple[INIParams, np.ndarray]:
+def _time_units(p: INIParams, *, grid_unit: bool = False) -> tuple[INIParams, np.ndarray]:
     """``(p in units of s, s)``, ``s`` the power of two with the largest time / ``s`` in [1, 2).
 
     Every method is homogeneous of degree one in the times and scaling by a
@@ -1157,8 +1157,25 @@ def _time_units(p: INIParams) -> tuple[INIParams, np.ndarray]:
     far apart in size (a denormal ``l`` beside ``O = 100``, ``W = 1e300``) no
     longer overflow a rate to ``inf`` (or underflow to ``0``): a time below
     :data:`TIME_EPS` of the largest is taken as 0 (as in :mod:`models.lopc`).
+
+    With ``grid_unit`` (the vectorised thesis method) one scalar ``s`` serves
+    the whole grid when its non-zero times lie within :data:`GRID_UNIT_RANGE`
+    of each other: then no time is below :data:`TIME_EPS` of its point's
+    largest, every scaled time stays far inside the normal doubles, so the
+    results are bit-identical to per-point units, and the scaled times keep
+    their own (open-mesh) shapes instead of six grid-sized arrays.
     """
     t = {n: np.asarray(getattr(p, n), dtype=float) for n in _TIMES}
+    if grid_unit:
+        top = max(float(np.max(x)) for x in t.values())
+        low = min((float(np.min(x, initial=np.inf, where=x > 0)) for x in t.values()),
+                  default=np.inf)
+        if 0 < top < np.inf and low >= top / GRID_UNIT_RANGE:
+            unit = np.ldexp(1.0, np.frexp(top)[1] - 1)
+            q = copy.copy(p)
+            for n, x in t.items():
+                object.__setattr__(q, n, np.where(x > 0, x / unit, 0.0))
+            return q, np.asarray(unit)
     big = np.maximum.reduce(np.broadcast_arrays(*t.values()))   # > 0 (R0 > 0 is checked)
     unit = np.ldexp(1.0, np.frexp(big)[1] - 1)
     # a copy with only the times changed: INIParams.replace would re-derive N from S
@@ -1167,6 +1184,12 @@ def _time_units(p: INIParams) -> tuple[INIParams, np.ndarray]:
     for n, x in t.items():
         object.__setattr__(q, n, np.where(x > TIME_EPS * big, x / unit, 0.0))
     return q, unit
+
+
+#: largest ratio of the largest to the smallest non-zero time of a grid solved in
+#: one time unit (2**59, about 5.8e17: below 1 / TIME_EPS, so no time of such a grid is
+#: taken as 0, and the thesis polynomial's terms stay normal doubles)
+GRID_UNIT_RANGE = 2.0 ** 59
 
 
 def solve(params: INIParams | None = None, method: str = "auto", *, tol: float = 1e-13,
@@ -1278,7 +1301,7 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
             *(np.shape(getattr(params, k)) for k in _NUMERIC + ("K", "clusters")))))
         method = auto_method(n_points, "thesis", "INI")
     user_params = params
-    params, unit = _time_units(params)
+    params, unit = _time_units(params, grid_unit=method == "thesis")
     if method == "thesis":
         v = _solve_thesis(params, tol=tol, max_iter=max_iter, on_fail=on_fail)
     elif method == "node":

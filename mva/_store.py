@@ -123,10 +123,14 @@ def _constant(v: np.ndarray) -> list[str] | None:
     if v.ndim != 1 or v.size < 2 or v.dtype.kind not in "biufU":
         return None
     if v.dtype.kind == "U":
+        if v[-1] != v[0] or v[v.size // 2] != v[0]:
+            return None
         return [v.dtype.str, str(v[0])] if bool(np.all(v == v[0])) else None
     if v.dtype.itemsize not in (1, 2, 4, 8):
         return None
     bits = v.view(f"u{v.dtype.itemsize}")
+    if bits[-1] != bits[0] or bits[v.size // 2] != bits[0]:     # most columns: no full pass
+        return None
     return [v.dtype.str, v[:1].tobytes().hex()] if bool(np.all(bits == bits[0])) else None
 
 

@@ -1246,7 +1246,8 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
             res = grid_out.put(idx, res)
             pieces.append((idx, res))
             if st is not None:
-                st.record_chunk({k: cols[k][idx] for k in names}, res, context=context,
+                part = _part(idx)        # a contiguous chunk: views of the grid, no copies
+                st.record_chunk({k: cols[k][part] for k in names}, res, context=context,
                                 version=__version__, elapsed=elapsed)
 
         # -- vectorised? (unless told) ---------------------------------------
@@ -1332,7 +1333,8 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
                 res = grid_out.take(idx, out)
                 pieces.append((idx, res))
                 if st is not None:
-                    st.record_chunk({k: cols[k][idx] for k in names}, res, context=context,
+                    part = _part(idx)
+                    st.record_chunk({k: cols[k][part] for k in names}, res, context=context,
                                     version=__version__, elapsed=elapsed)
 
             if executor == "process" and len(tasks) > 1:

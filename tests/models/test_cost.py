@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import warnings
 
 import numpy as np
 import pytest
@@ -87,6 +88,23 @@ def test_policy_cost_uses_single_as_baseline():
     assert r.policies["fixed"].p.tolist() == [2, 3]
     fx2 = solve(prm.replace(p=2), "fixed").throughput
     assert r.policies["fixed"].speedup[0] == pytest.approx(fx2 / single)
+
+
+@pytest.mark.parametrize("name,U,nodes", [("null-handler", 0.3, 16), ("fetch-block", 0.8, 2),
+                                           ("stache", 0.1, 4)])
+def test_floating_on_one_processor_is_single_bit_for_bit(name, U, nodes):
+    """policy_cost reuses Single's throughput for Floating at p = 1 (scalar parameters):
+    the same as solving Floating there, bit for bit."""
+    from models.policy import solve as solve_policy
+    prm = preset(name, U=U, nodes=nodes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = policy_cost(prm, p=[1, 2])
+        single = solve_policy(prm.replace(p=1), "single").throughput
+        floating = solve_policy(prm.replace(p=np.array([1, 2])), "floating").throughput
+    assert float(floating[0]) == float(single) == float(r.baseline)
+    assert r.policies["floating"].throughput.tolist() == np.asarray(floating).tolist()
+    assert r.policies["floating"].cost_performance[0] == 1.0
 
 
 def test_policy_cost_vectorised_over_U():
