@@ -290,10 +290,22 @@ def test_equations_match_numeric_implementation(k, load, S, cs2, K, fns, o_lock)
     sp_res = solve(prm, "spinlock")
     pi = _sym_eval(eqs, "pi_lock", env)
     assert pi == pytest.approx(sp_res.conflict_probability, rel=1e-9)
-    spin = _sym_eval(eqs, "s_spin", {**env, "pi_lock": pi})
-    Sbar = fk * (S + o_lock + spin) + (1 - fk) * S
-    Wq = float(mmc(lam, Sbar, k).waiting_time)
-    R = _sym_eval(eqs, "R_spin", {**env, "s_spin": spin, "W_q": Wq})
+    s0 = _sym_eval(eqs, "s_PK", {**env, "pi_lock": pi})
+
+    def pool_wait(Wp):            # the pool wait implied by a pool wait Wp (decreasing)
+        e = {**env, "pi_lock": pi, "s_PK": s0, "W_p": Wp}
+        spin = _sym_eval(eqs, "s_spin", e)
+        Sbar = fk * (S + o_lock + spin) + (1 - fk) * S
+        Wq = float(mmc(lam, Sbar, k).waiting_time) if lam * Sbar < k else np.inf
+        return _sym_eval(eqs, "W_p", {**e, "s_spin": spin, "W_q": Wq}), spin
+
+    lo, hi = 0.0, 1e7                 # the fixed point W_p = pool_wait(W_p), by bisection
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if pool_wait(mid)[0] > mid else (lo, mid)
+    Wp = 0.5 * (lo + hi)
+    spin = pool_wait(Wp)[1]
+    R = _sym_eval(eqs, "R_spin", {**env, "s_spin": spin, "W_p": Wp, "pi_lock": pi})
     assert R == pytest.approx(sp_res.response_time, rel=1e-9)
     lam_j = _sym_eval(eqs, "lambda_j", env)
     R_part = _sym_eval(eqs, "R_part", {**env, "lambda_j": lam_j})
