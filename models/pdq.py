@@ -1402,7 +1402,14 @@ def _spinlock_keyed(a: Mapping[str, np.ndarray], base: PDQResult) -> PDQResult:
                 available_processors=a["avail"])
     method = "spin decomposition"
     if np.any(kept):
+        import warnings
+
         method += f" + {base.method} (no steady state of the decomposition)"
+        warnings.warn(f"pdq spinlock: at {int(np.count_nonzero(kept))} point(s) the spin "
+                      "decomposition finds no steady state (spinning or sequential episodes "
+                      "fill the processors) below the load the model declares stable; the "
+                      "pool model's values are given there and underestimate the response "
+                      "time (docs/models/pdq.rst, known limits)", RuntimeWarning, stacklevel=4)
     return PDQResult(discipline="spinlock", saturated=base.saturated, bottleneck=base.bottleneck,
                      method=method, **{n: scalar_or_array(np.asarray(v, float))
                                        for n, v in vals.items()})

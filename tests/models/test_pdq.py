@@ -609,6 +609,71 @@ def test_spinlock_and_multiplexed_invariants_over_load(k, cs2, n_keys, skew, f_n
     assert np.all(np.diff(sat.astype(int)) >= 0)
 
 
+@given(k=st.integers(2, 16), cs2=st.floats(0.0, 10.0), o_lock=st.floats(0.0, 500.0),
+       f_seq=st.floats(0.0, 0.2), u=st.floats(0.02, 0.98))
+def test_spinlock_one_key_is_single_server(k, cs2, o_lock, f_seq, u):
+    # one key, no nosync handlers: the lock serializes every keyed handler (S + o_lock) and a
+    # sequential one (S) drains it -- one FCFS server however many processors spin, exactly
+    # M/G/1 (the mixture's two moments; the lock cost constant)
+    S = 100.0
+    fk = 1.0 - f_seq
+    m1 = fk * (S + o_lock) + f_seq * S
+    m2 = fk * ((S + o_lock) ** 2 + cs2 * S * S) + f_seq * S * S * (1.0 + cs2)
+    lam = u / m1
+    r = solve(PDQParams(k=k, arrival_rate=lam, S=S, cs2=cs2, n_keys=1, o_lock=o_lock,
+                        f_sequential=f_seq), "spinlock")
+    assume(not r.saturated)          # (the pool model's declared bound is stricter)
+    assert r.response_time == pytest.approx(_mg1(lam, m1, m2), rel=1e-12)
+    assert r.mean_in_system == pytest.approx(lam * r.response_time, rel=1e-12)   # Little
+
+
+@given(k=st.integers(2, 16), load=st.floats(0.02, 0.9), cs2=st.floats(0.0, 10.0),
+       f_seq=st.floats(0.0, 0.2), n_keys=st.integers(1, 4096))
+def test_spinlock_without_locks_is_the_shared_queue(k, load, cs2, f_seq, n_keys):
+    # no keyed handlers (all nosync but the sequential ones): nothing spins and the
+    # spin-lock discipline is the key-aware shared queue, exactly
+    kw = dict(k=k, load=load, S=100.0, cs2=cs2, n_keys=n_keys, f_sequential=f_seq,
+              f_nosync=1.0 - f_seq, o_lock=70.0)
+    sp = solve(PDQParams(**kw), "spinlock")
+    sh = solve(PDQParams(**kw), "shared", method="keyed")
+    assume(not sp.saturated and not sh.saturated)
+    assert sp.response_time == pytest.approx(sh.response_time, rel=1e-9)
+
+
+@pytest.mark.parametrize("k", [2, 4, 16])
+@pytest.mark.parametrize("load", [0.2, 0.6])
+def test_spinlock_many_uniform_keys_without_lock_cost_is_the_shared_queue(k, load):
+    # no contention (many uniform keys, o_lock = 0): spinning vanishes and the spin-lock
+    # discipline is the pool of k processors the shared queue is with many keys
+    kw = dict(k=k, load=load, S=100.0, cs2=2.0, n_keys=10**6, o_lock=0.0)
+    sp = solve(PDQParams(**kw), "spinlock")
+    sh = solve(PDQParams(**kw), "shared", method="keyed")
+    assert sp.response_time == pytest.approx(sh.response_time, rel=1e-3)
+    assert sp.response_time >= sh.response_time * (1 - 1e-12)    # locks never help
+
+
+@given(k=st.integers(2, 16), load=st.floats(0.02, 0.9), cs2=st.floats(0.0, 10.0),
+       n_keys=st.integers(1, 256), skew=st.floats(0.0, 1.5), f_nosync=st.floats(0.0, 0.5),
+       f_seq=st.floats(0.0, 0.2), o_lock=st.floats(0.0, 300.0))
+def test_spinlock_grows_with_the_lock_cost(k, load, cs2, n_keys, skew, f_nosync, f_seq,
+                                           o_lock):
+    # a costlier lock is held longer: more spinning, busier processors, never faster
+    kw = dict(k=k, arrival_rate=load * k / 400.0, S=100.0, cs2=cs2, n_keys=n_keys,
+              key_skew=skew, f_nosync=f_nosync, f_sequential=f_seq)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)     # the decomposition holds
+        try:
+            lo = solve(PDQParams(**kw, o_lock=o_lock), "spinlock")
+            hi = solve(PDQParams(**kw, o_lock=o_lock + 100.0), "spinlock")
+        except RuntimeWarning:
+            assume(False)
+    assume(not hi.saturated)
+    assert hi.response_time >= lo.response_time * (1 - 1e-9)
+    assert hi.busy_processors >= lo.busy_processors * (1 - 1e-9)
+    assert 0.0 <= hi.utilization <= 1.0
+
+
 def test_multiplexed_capacity_is_all_processors():
     # handlers preempt computation: with heavy computing the pool still serves up to
     # lam (S + o_sched) < k (001's a = k (1 - u_c) + u_c^k would saturate at 0.9 of a
