@@ -957,7 +957,7 @@ _KEYED_MMAX = 800   # pool states of the key-aware birth-death chain
 _KEYED_ITER = 5000  # fixed-point iterations at most
 
 
-def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float
+def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float, first: float = 0.0
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-key M/G/1 queues with an exceptional first service (Welch 1964).
 
@@ -968,19 +968,30 @@ def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float
     probability that an arrival finds its key idle
     ``P0 = (1 - rho1) / (1 - rho1 + rho0)``, the mean wait behind the key
     ``Wq = lambda (P0 E[B0^2] + (1 - P0) E[B1^2]) / (2 (1 - rho1))`` and the
-    response ``Wq + P0 B0 + (1 - P0) B1``.
+    response ``Wq + P0 B0 + (1 - P0) B1``.  ``first``: a mean cost only the
+    first handler of a key's busy period pays (multiplexed processors: the
+    interrupt; the released ones run on the processor their predecessor
+    freed), ``B0 = Wp + S + first``.
     """
     EB1 = S * S * (1.0 + cs2)
     EB0 = EB1 + 2.0 * S * Wp + 2.0 * Wp * Wp      # pool wait taken exponential
-    rho0, rho1 = lam_i * (S + Wp), lam_i * S
+    if first:
+        EB0 = EB0 + 2.0 * (S + Wp) * first + first * first
+    rho0, rho1 = lam_i * (S + Wp + first), lam_i * S
     P0 = (1.0 - rho1) / (1.0 - rho1 + rho0)
     Wq = lam_i * (P0 * EB0 + (1.0 - P0) * EB1) / (2.0 * (1.0 - rho1))
-    return P0, Wq, Wq + P0 * (S + Wp) + (1.0 - P0) * S
+    return P0, Wq, Wq + P0 * (S + Wp + first) + (1.0 - P0) * S
 
 
 def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: float,
-                 fn: float) -> dict[str, Any]:
-    """Key-aware decomposition of one shared PDQ point (see :func:`solve`, Notes)."""
+                 fn: float, first: float = 0.0) -> dict[str, Any]:
+    """Key-aware decomposition of one shared PDQ point (see :func:`solve`, Notes).
+
+    ``first`` (multiplexed processors): the mean interrupt cost a handler
+    pays when it is dispatched on arrival -- a nosync or sequential handler,
+    or the first of its key's busy period; a handler released by its key's
+    predecessor runs on the processor that predecessor freed and pays none.
+    """
     fk = max(1.0 - fs - fn, 0.0)
     lam_k, lam_n, lam_s = lam * fk, lam * fn, lam * fs
     lam_i = lam_k * p
@@ -1007,6 +1018,11 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         if lam * S >= 1.0:
             out["sat"] = "key" if k > 1.0 else "processors"
             return out
+        if first:
+            # multiplexed: the first handler of a busy period interrupts (Welch)
+            P0_, _, R1 = _key_queues(np.array([lam]), S, cs2, 0.0, first)
+            out.update(R=float(R1[0]), conflict=1.0 - float(P0_[0]), conv=True, iterations=0)
+            return out
         out.update(R=S + lam * S * S * (1.0 + cs2) / (2.0 * (1.0 - lam * S)),
                    conflict=float(np.sum(p * lam_i)) * S, conv=True, iterations=0)
         return out
@@ -1014,12 +1030,16 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         if v >= 1.0 or lam * (1.0 - fs) * S >= k * (1.0 - v):
             out["sat"] = "processors"
             return out
-        P0, Wkey, _ = _key_queues(lam_i, S, cs2, Wp)
+        P0, Wkey, _ = _key_queues(lam_i, S, cs2, Wp, first)
         rbar = float(np.sum(p * (1.0 - P0)))
+        # the pool's holding time: the handlers dispatched on arrival pay ``first``
+        Sq = S
+        if first and lam_p > 0:
+            Sq = S + first * (lam_n + lam_k * float(np.sum(p * P0))) / lam_p
         # pool of eligible handlers: keys with a backlog hold one place each
         if lam_p > 0:
             births = lam_n + lam_k * np.maximum(keff - phi * m, 0.0) / keff
-            deaths = np.minimum(k, m) / S
+            deaths = np.minimum(k, m) / Sq
             with np.errstate(divide="ignore"):
                 logr = np.log(np.maximum(births[:-1], 1e-300)) - np.log(
                     np.maximum(deaths[1:], 1e-300))
@@ -1034,9 +1054,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
             Wp_new = ac * Lq / lam_p
         else:
             Lq, Wp_new = 0.0, 0.0
-        E1 = C + S
+        E1 = C + S + first
         E2 = E1 * E1 + cs2 * S * S + varD + max(C - drain, 0.0) ** 2
-        rho_eff = lam * (1.0 - fs) * S / (k * (1.0 - v))
+        rho_eff = lam * (1.0 - fs) * Sq / (k * (1.0 - v))
         if rho_eff >= 1.0:
             out["sat"] = "processors"
             return out
@@ -1044,7 +1064,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         # handler, E1, E2) as the customers of an M/G/1 queue: the wait until
         # the episode in progress and those queued before it end
         Wb = lam_s * E2 / 2.0 / (1.0 - v)
-        Rs = Wb + C + S                       # a sequential handler's response
+        Rs = Wb + C + S + first               # a sequential handler's response
         # handlers held back behind one sequential handler: those arriving
         # between it and the next (Exp(lam_s) apart) within its response
         # (taken exponential): mean lambda_o R_s / (1 + lambda_s R_s), geometric
@@ -1059,7 +1079,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         backlog = lam_i * Wkey
         clear = drain + max(float(backlog.max(initial=0.0)) * S,
                             (float(np.sum(lam_i * Wkey)) + Lq) * S / k)
-        v_new = lam_s * (clear + S)
+        v_new = lam_s * (clear + S + first)
         done = abs(Wp_new - Wp) <= 1e-10 * (S + Wp) and abs(clear - C) <= 1e-10 * (S + C)
         om = 0.5
         Wp = (1.0 - om) * Wp + om * Wp_new
@@ -1068,14 +1088,14 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         if done:
             out["conv"] = True
             break
-    P0, Wkey, Ri = _key_queues(lam_i, S, cs2, Wp)
-    E1 = C + S
+    P0, Wkey, Ri = _key_queues(lam_i, S, cs2, Wp, first)
+    E1 = C + S + first
     E2 = E1 * E1 + cs2 * S * S + varD + max(C - drain, 0.0) ** 2
     # an arrival waits until the sequential episodes in progress and queued
     # end: the M/G/1 wait lambda_s E[E^2] / 2 / (1 - v), v = lambda_s E[E]
     Wres = lam_s * E2 / 2.0 / (1.0 - v)
     R_k = float(np.sum(p * Ri))
-    R = fk * (R_k + Wres) + fn * (Wp + S + Wres) + fs * (Wp + Wres + C + S)
+    R = fk * (R_k + Wres) + fn * (Wp + S + first + Wres) + fs * (Wp + Wres + C + S + first)
     conflict = float(np.sum(p * (1.0 - P0)))
     out.update(R=R, conflict=conflict, iterations=it + 1)
     return out
@@ -1238,6 +1258,15 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
         if r["sat"]:
             sat[idx], bott[idx] = True, r["sat"]
             continue
+        if g["multiplexed"] and g["p_int"] * g["O_int"] > 0.0:
+            # the stability region is the one above (every handler charged the mean
+            # interrupt); the values charge it to the handlers dispatched on arrival only
+            Sb = g["S"] + g["o_sched"]
+            rm = _keyed_point(g["avail"], g["lam"], Sb, g["cs2_S"] * g["S"] ** 2 / Sb ** 2,
+                              cache[key], g["f_sequential"], g["f_nosync"],
+                              first=g["p_int"] * g["O_int"])
+            if not rm["sat"] and rm["conv"]:
+                r = rm
         if not r["conv"]:
             from mva.errors import report_nonconvergence
             report_nonconvergence("warn", f"pdq keyed: no fixed point after {_KEYED_ITER} "
