@@ -1639,15 +1639,24 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     than one parallel dispatch queue, as measured in simulation (see
     ``docs/models/pdq.rst``), and with sequential handlers the per-queue
     vacation treatment alone is optimistic.
-    *Spin-lock.*  An M/M/c pool (:func:`mva.mmc`; a birth-death M/M/a for
-    fractional ``a``) whose keyed handlers take ``S' + o_lock + w_i``, with
-    busy-wait ``w_i = pi_i (S' + o_lock) / (1 - pi_i)``,
-    ``pi_i = r_i min(1, a - 1)`` and ``r_i = lambda f_k p_i (S' + o_lock)``.
-    *Sequential handlers* (all disciplines) drain the running handlers
+    *Spin-lock.*  Each key's lock is an M/G/1 server (holding
+    ``h = S' + o_lock``, utilization ``r_i = lambda f_k p_i h``) whose
+    Pollaczek-Khinchine wait ``s_i`` is spent spinning, so an M/M/k pool
+    (Erlang C, scaled by ``(1 + c_h^2) / 2`` of the holding times) serves
+    keyed handlers for ``h + s_i``; a handler that waited ``W_p`` for a
+    processor spins ``s_i exp(-r_i W_p / s_i)`` (the lock's queue ahead was
+    served meanwhile), a fixed point in ``W_p``; sequential episodes as in
+    the key-aware shared queue.  Exact for one key without nosync handlers
+    (one FCFS server) and equal to the shared queue without keyed handlers.
+    The loads called stable are those of the earlier pool model (busy-wait
+    ``w_i = pi_i h / (1 - pi_i)``, ``pi_i = r_i min(1, a - 1)``); where the
+    decomposition has no steady state below that bound its values are given,
+    with a ``RuntimeWarning``.
+    *Sequential handlers* (birth-death and partitioned; the pool model's
+    bound of the spin-lock) drain the running handlers
     (expected ``S' H(m)``, ``m`` busy processors, ``H`` the harmonic number)
     and run alone; the pool is treated as unavailable for a fraction
-    ``v = lambda f_seq (S' + drain)`` of the time, ``S_eff = S' / (1 - v)``
-    (birth-death, partitioned and spin-lock).
+    ``v = lambda f_seq (S' + drain)`` of the time, ``S_eff = S' / (1 - v)``.
     Waiting times carry the factor ``(1 + cs2) / 2`` (spin-lock: of the
     holding-time mixture, whose variance is the handler's alone,
     ``cs2 S'^2``; multiplexed: ``cs2 = cs2_S S^2 / S'^2``).
@@ -1655,7 +1664,10 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     ``a = k``, and ``S' = S + o_sched + p_int O_int`` with the interrupt
     probability ``p_int = (1 - (1 - theta)(1 - rho))^k - rho^k``,
     ``theta = u_c / (u_c + (1 - u_c)(1 - rho))``, ``rho = lambda S' / k``
-    (fixed point).
+    (fixed point); the key-aware shared queue charges the interrupt only
+    to the handlers dispatched on arrival (nosync, sequential, the first of
+    a key's busy period: Welch's exceptional first service per key), its
+    stability region staying the one charging every handler.
     *One processor* (``k = 1``; all but ``method="ctmc"``): exact M/G/1
     (Pollaczek-Khinchine on the holding time's two moments; multiplexed:
     Welch's exceptional first service, the first handler of a busy period
