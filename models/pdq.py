@@ -820,7 +820,14 @@ def _ctmc_point(k: int, lam: float, S: float, cs2: float, n_keys: int, skew: flo
                     yield canon(r2, q2), mult * exit_[j] * pr, "departure"
 
     space = build_state_space(((), ()), transitions, max_states=max_states)
-    pi = space.solve(on_fail="raise").pi
+    from mva.errors import ConvergenceError
+    try:
+        pi = space.solve(on_fail="raise").pi
+    except ConvergenceError:
+        # the sparse LU without pivoting can lose the solution on these chains (k=4,
+        # uniform keys, nosync handlers: residual 0.19 on a valid irreducible 119-state
+        # generator, and the preconditioned GMRES too); the power method does not
+        pi = space.solve(method="power", on_fail="raise").pi
     N = space.mean(pi, lambda s: len(s[0]) + len(s[1]))
     busy = space.mean(pi, lambda s: len(s[0]))
     full = float(space.values(lambda s: float(len(s[0]) + len(s[1]) >= n_max)) @ pi)

@@ -712,3 +712,18 @@ def test_single_processor_conflict_probability_is_exact_and_never_nan_when_stabl
                                                    rel=1e-12)
     pt = solve(prm, "partitioned")
     assert pt.conflict_probability == pytest.approx(pt.utilization, rel=1e-12)
+
+
+def test_ctmc_solves_where_the_direct_solver_loses_the_solution():
+    # k = 4, 1000 uniform keys, 30% nosync: the sparse LU of mva.markov returns a residual
+    # of 0.19 on this valid, irreducible 119-state chain (population truncated at 6), which
+    # raised ConvergenceError; the chain falls back to the power method
+    from models import pdq
+
+    lam = 0.3 * 4 / 100.0
+    r = pdq._ctmc_point(4, lam, 100.0, 1.0, 1000, 0.0, 0.0, 0.3, 6, 20_000, 4)
+    assert r["states"] == 119
+    kd = solve(PDQParams(k=4, arrival_rate=lam, S=100.0, n_keys=1000, f_nosync=0.3), "shared",
+               method="keyed")
+    assert 100.0 < r["R"] == pytest.approx(kd.response_time, rel=0.01)
+    assert r["N"] == pytest.approx(lam * (1.0 - r["truncation"]) * r["R"], rel=1e-12)  # Little
