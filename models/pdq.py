@@ -1028,7 +1028,8 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         if first:
             # multiplexed: the first handler of a busy period interrupts (Welch)
             P0_, _, R1 = _key_queues(np.array([lam]), S, cs2, 0.0, first)
-            out.update(R=float(R1[0]), conflict=1.0 - float(P0_[0]), conv=True, iterations=0)
+            out.update(R=float(R1[0]), conflict=1.0 - float(P0_[0]), conv=True, iterations=0,
+                       busy=lam * S + lam * float(P0_[0]) * first)
             return out
         out.update(R=S + lam * S * S * (1.0 + cs2) / (2.0 * (1.0 - lam * S)),
                    conflict=float(np.sum(p * lam_i)) * S, conv=True, iterations=0)
@@ -1104,7 +1105,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     R_k = float(np.sum(p * Ri))
     R = fk * (R_k + Wres) + fn * (Wp + S + first + Wres) + fs * (Wp + Wres + C + S + first)
     conflict = float(np.sum(p * (1.0 - P0)))
-    out.update(R=R, conflict=conflict, iterations=it + 1)
+    # busy processors: every handler's S, the interrupts of those dispatched on arrival
+    busy = lam * S + first * (lam_n + lam_s + lam_k * float(np.sum(p * P0)))
+    out.update(R=R, conflict=conflict, iterations=it + 1, busy=busy)
     return out
 
 
@@ -1255,6 +1258,7 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
     sat = np.zeros(shape, dtype=bool)
     bott = np.full(shape, "", dtype=object)
     cache: dict[tuple[int, float], np.ndarray] = {}
+    busy_m = np.full(shape, np.nan)       # multiplexed: busy processors of the values' model
     for idx in np.ndindex(shape):
         g = {n: float(v[idx]) for n, v in a.items()}
         key = (int(g["n_keys"]), g["key_skew"])
@@ -1274,6 +1278,7 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
                               first=g["p_int"] * g["O_int"])
             if not rm["sat"] and rm["conv"]:
                 r = rm
+                busy_m[idx] = rm["busy"]
         if not r["conv"]:
             from mva.errors import report_nonconvergence
             report_nonconvergence("warn", f"pdq keyed: no fixed point after {_KEYED_ITER} "
@@ -1283,8 +1288,9 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
         R[idx], conf[idx] = r["R"], r["conflict"]
     lam = a["lam"]
     nan = np.where(sat, np.nan, 1.0)
-    busy = lam * a["Sp"]
-    vals = dict(response_time=R * nan, waiting_time=(R - a["Sp"]) * nan,
+    busy = np.where(np.isfinite(busy_m), busy_m, lam * a["Sp"])
+    own = busy / np.maximum(lam, 1e-300)          # the mean holding time per handler
+    vals = dict(response_time=R * nan, waiting_time=(R - np.where(lam > 0, own, a["Sp"])) * nan,
                 response_time_s=R / a["clock_hz"] * nan, throughput=lam * nan,
                 utilization=np.minimum(busy / a["avail"], 1.0) * nan, busy_processors=busy * nan,
                 mean_in_system=lam * R * nan, conflict_probability=conf * nan,

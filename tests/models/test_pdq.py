@@ -727,3 +727,32 @@ def test_ctmc_solves_where_the_direct_solver_loses_the_solution():
                method="keyed")
     assert 100.0 < r["R"] == pytest.approx(kd.response_time, rel=0.01)
     assert r["N"] == pytest.approx(lam * (1.0 - r["truncation"]) * r["R"], rel=1e-12)  # Little
+
+
+@given(k=st.integers(2, 16), u=st.floats(0.02, 0.9), cs2=st.floats(0.0, 10.0),
+       uc=st.floats(0.0, 0.9), O_int=st.floats(0.0, 2000.0), o_sched=st.floats(0.0, 1000.0))
+def test_multiplexed_one_key_interrupts_once_per_busy_period(k, u, cs2, uc, O_int, o_sched):
+    # one key, no nosync handlers, multiplexed: handlers run one at a time and a handler
+    # released by its predecessor runs on the processor just freed, so only the first of a
+    # busy period interrupts (probability p_int): Welch's M/G/1 with exceptional first
+    # service b0 = b + p_int O_int, b = S + o_sched -- exactly
+    from models import pdq
+
+    S = 100.0
+    b = S + o_sched
+    lam = u / b
+    prm = PDQParams(k=k, arrival_rate=lam, S=S, cs2=cs2, n_keys=1, multiplexed=True,
+                    compute_utilization=uc, O_int=O_int, o_sched=o_sched)
+    r = solve(prm, "shared", method="keyed")
+    assume(not r.saturated)
+    p = float(pdq._interrupt_probability(np.array(float(k)), np.array(lam), np.array(b),
+                                         np.array(O_int), np.array(uc)))
+    d = p * O_int
+    b2 = b * b + cs2 * S * S
+    b02 = b2 + 2.0 * b * d + d * d
+    rho = lam * b
+    W = lam * b2 / (2 * (1 - rho)) + lam * (b02 - b2) / (2 * (1 - rho + lam * (b + d)))
+    p0 = (1 - rho) / (1 - rho + lam * (b + d))
+    assert r.response_time == pytest.approx(W + b + p0 * d, rel=1e-9)
+    assert r.busy_processors == pytest.approx(lam * b + lam * p0 * d, rel=1e-9)
+    assert r.mean_in_system == pytest.approx(lam * r.response_time, rel=1e-12)   # Little
