@@ -1793,7 +1793,7 @@ def equations() -> dict[str, Any]:
         the M/M/a wait :math:`W_q` of the processor holding times (keyed
         :math:`h + s_{spin}`, unkeyed :math:`S_p`) scaled by
         :math:`(1 + c_h^2)/2` of those times (the spin's second moment
-        :math:`2 s_{PK}^2 + \lambda_i E[h^3] / (3 (1 - \pi))`, gamma-shaped
+        :math:`2 s_{PK}^2 + \\lambda_i E[h^3] / (3 (1 - \\pi))`, gamma-shaped
         handler times, thinned like the mean) -- a fixed point in
         :math:`W_p`; ``"R_spin"`` the spin-lock response time;
         ``"lambda_j"`` and
