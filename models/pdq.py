@@ -820,7 +820,14 @@ def _ctmc_point(k: int, lam: float, S: float, cs2: float, n_keys: int, skew: flo
                     yield canon(r2, q2), mult * exit_[j] * pr, "departure"
 
     space = build_state_space(((), ()), transitions, max_states=max_states)
-    pi = space.solve(on_fail="raise").pi
+    from mva.errors import ConvergenceError
+    try:
+        pi = space.solve(on_fail="raise").pi
+    except ConvergenceError:
+        # the sparse LU without pivoting can lose the solution on these chains (k=4,
+        # uniform keys, nosync handlers: residual 0.19 on a valid irreducible 119-state
+        # generator, and the preconditioned GMRES too); the power method does not
+        pi = space.solve(method="power", on_fail="raise").pi
     N = space.mean(pi, lambda s: len(s[0]) + len(s[1]))
     busy = space.mean(pi, lambda s: len(s[0]))
     full = float(space.values(lambda s: float(len(s[0]) + len(s[1]) >= n_max)) @ pi)
@@ -957,7 +964,7 @@ _KEYED_MMAX = 800   # pool states of the key-aware birth-death chain
 _KEYED_ITER = 5000  # fixed-point iterations at most
 
 
-def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float
+def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float, first: float = 0.0
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-key M/G/1 queues with an exceptional first service (Welch 1964).
 
@@ -968,19 +975,30 @@ def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float
     probability that an arrival finds its key idle
     ``P0 = (1 - rho1) / (1 - rho1 + rho0)``, the mean wait behind the key
     ``Wq = lambda (P0 E[B0^2] + (1 - P0) E[B1^2]) / (2 (1 - rho1))`` and the
-    response ``Wq + P0 B0 + (1 - P0) B1``.
+    response ``Wq + P0 B0 + (1 - P0) B1``.  ``first``: a mean cost only the
+    first handler of a key's busy period pays (multiplexed processors: the
+    interrupt; the released ones run on the processor their predecessor
+    freed), ``B0 = Wp + S + first``.
     """
     EB1 = S * S * (1.0 + cs2)
     EB0 = EB1 + 2.0 * S * Wp + 2.0 * Wp * Wp      # pool wait taken exponential
-    rho0, rho1 = lam_i * (S + Wp), lam_i * S
+    if first:
+        EB0 = EB0 + 2.0 * (S + Wp) * first + first * first
+    rho0, rho1 = lam_i * (S + Wp + first), lam_i * S
     P0 = (1.0 - rho1) / (1.0 - rho1 + rho0)
     Wq = lam_i * (P0 * EB0 + (1.0 - P0) * EB1) / (2.0 * (1.0 - rho1))
-    return P0, Wq, Wq + P0 * (S + Wp) + (1.0 - P0) * S
+    return P0, Wq, Wq + P0 * (S + Wp + first) + (1.0 - P0) * S
 
 
 def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: float,
-                 fn: float) -> dict[str, Any]:
-    """Key-aware decomposition of one shared PDQ point (see :func:`solve`, Notes)."""
+                 fn: float, first: float = 0.0) -> dict[str, Any]:
+    """Key-aware decomposition of one shared PDQ point (see :func:`solve`, Notes).
+
+    ``first`` (multiplexed processors): the mean interrupt cost a handler
+    pays when it is dispatched on arrival -- a nosync or sequential handler,
+    or the first of its key's busy period; a handler released by its key's
+    predecessor runs on the processor that predecessor freed and pays none.
+    """
     fk = max(1.0 - fs - fn, 0.0)
     lam_k, lam_n, lam_s = lam * fk, lam * fn, lam * fs
     lam_i = lam_k * p
@@ -1007,6 +1025,12 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         if lam * S >= 1.0:
             out["sat"] = "key" if k > 1.0 else "processors"
             return out
+        if first:
+            # multiplexed: the first handler of a busy period interrupts (Welch)
+            P0_, _, R1 = _key_queues(np.array([lam]), S, cs2, 0.0, first)
+            out.update(R=float(R1[0]), conflict=1.0 - float(P0_[0]), conv=True, iterations=0,
+                       busy=lam * S + lam * float(P0_[0]) * first)
+            return out
         out.update(R=S + lam * S * S * (1.0 + cs2) / (2.0 * (1.0 - lam * S)),
                    conflict=float(np.sum(p * lam_i)) * S, conv=True, iterations=0)
         return out
@@ -1014,12 +1038,16 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         if v >= 1.0 or lam * (1.0 - fs) * S >= k * (1.0 - v):
             out["sat"] = "processors"
             return out
-        P0, Wkey, _ = _key_queues(lam_i, S, cs2, Wp)
+        P0, Wkey, _ = _key_queues(lam_i, S, cs2, Wp, first)
         rbar = float(np.sum(p * (1.0 - P0)))
+        # the pool's holding time: the handlers dispatched on arrival pay ``first``
+        Sq = S
+        if first and lam_p > 0:
+            Sq = S + first * (lam_n + lam_k * float(np.sum(p * P0))) / lam_p
         # pool of eligible handlers: keys with a backlog hold one place each
         if lam_p > 0:
             births = lam_n + lam_k * np.maximum(keff - phi * m, 0.0) / keff
-            deaths = np.minimum(k, m) / S
+            deaths = np.minimum(k, m) / Sq
             with np.errstate(divide="ignore"):
                 logr = np.log(np.maximum(births[:-1], 1e-300)) - np.log(
                     np.maximum(deaths[1:], 1e-300))
@@ -1034,9 +1062,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
             Wp_new = ac * Lq / lam_p
         else:
             Lq, Wp_new = 0.0, 0.0
-        E1 = C + S
+        E1 = C + S + first
         E2 = E1 * E1 + cs2 * S * S + varD + max(C - drain, 0.0) ** 2
-        rho_eff = lam * (1.0 - fs) * S / (k * (1.0 - v))
+        rho_eff = lam * (1.0 - fs) * Sq / (k * (1.0 - v))
         if rho_eff >= 1.0:
             out["sat"] = "processors"
             return out
@@ -1044,7 +1072,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         # handler, E1, E2) as the customers of an M/G/1 queue: the wait until
         # the episode in progress and those queued before it end
         Wb = lam_s * E2 / 2.0 / (1.0 - v)
-        Rs = Wb + C + S                       # a sequential handler's response
+        Rs = Wb + C + S + first               # a sequential handler's response
         # handlers held back behind one sequential handler: those arriving
         # between it and the next (Exp(lam_s) apart) within its response
         # (taken exponential): mean lambda_o R_s / (1 + lambda_s R_s), geometric
@@ -1059,7 +1087,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         backlog = lam_i * Wkey
         clear = drain + max(float(backlog.max(initial=0.0)) * S,
                             (float(np.sum(lam_i * Wkey)) + Lq) * S / k)
-        v_new = lam_s * (clear + S)
+        v_new = lam_s * (clear + S + first)
         done = abs(Wp_new - Wp) <= 1e-10 * (S + Wp) and abs(clear - C) <= 1e-10 * (S + C)
         om = 0.5
         Wp = (1.0 - om) * Wp + om * Wp_new
@@ -1068,16 +1096,157 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         if done:
             out["conv"] = True
             break
-    P0, Wkey, Ri = _key_queues(lam_i, S, cs2, Wp)
-    E1 = C + S
+    P0, Wkey, Ri = _key_queues(lam_i, S, cs2, Wp, first)
+    E1 = C + S + first
     E2 = E1 * E1 + cs2 * S * S + varD + max(C - drain, 0.0) ** 2
     # an arrival waits until the sequential episodes in progress and queued
     # end: the M/G/1 wait lambda_s E[E^2] / 2 / (1 - v), v = lambda_s E[E]
     Wres = lam_s * E2 / 2.0 / (1.0 - v)
     R_k = float(np.sum(p * Ri))
-    R = fk * (R_k + Wres) + fn * (Wp + S + Wres) + fs * (Wp + Wres + C + S)
+    R = fk * (R_k + Wres) + fn * (Wp + S + first + Wres) + fs * (Wp + Wres + C + S + first)
     conflict = float(np.sum(p * (1.0 - P0)))
-    out.update(R=R, conflict=conflict, iterations=it + 1)
+    # busy processors: every handler's S, the interrupts of those dispatched on arrival
+    busy = lam * S + first * (lam_n + lam_s + lam_k * float(np.sum(p * P0)))
+    out.update(R=R, conflict=conflict, iterations=it + 1, busy=busy)
+    return out
+
+
+def _gamma_m3(m: float, cs2: float) -> float:
+    """Third moment of a handler time of mean ``m`` and SCV ``cs2`` (gamma shape)."""
+    return m ** 3 * (1.0 + cs2) * (1.0 + 2.0 * cs2)
+
+
+def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np.ndarray,
+                fs: float, fn: float) -> dict[str, Any]:
+    """Spin-lock decomposition of one point (see :func:`solve`, Notes, *Spin-lock*).
+
+    Each key's lock is an M/G/1 server of the handlers dispatched with that
+    key (holding ``h = S + o_lock``); the wait for it is spent spinning on a
+    processor, so the FCFS processor pool serves keyed handlers for the
+    spin plus ``h``; sequential episodes are the customers of an M/G/1
+    queue as in the key-aware shared queue (:func:`_keyed_point`).
+    """
+    from mva.open import mmc
+
+    fk = max(1.0 - fs - fn, 0.0)
+    lam_k, lam_n, lam_s = lam * fk, lam * fn, lam * fs
+    lam_i = lam_k * p
+    h = S + o_lock
+    V = cs2 * S * S                                   # the lock cost is constant
+    Eh2 = h * h + V
+    out: dict[str, Any] = {"sat": "", "conv": False}
+    r = lam_i * h
+    if r.size and r[0] >= 1.0:
+        out["sat"] = "lock"
+        return out
+    if lam_s * S >= 1.0:
+        out["sat"] = "processors"
+        return out
+    if fn == 0.0 and p.size == 1:
+        # one key, no nosync handlers: keyed (h) and sequential (S) handlers run one at
+        # a time in arrival order -- an M/G/1 queue, exactly
+        m1 = fk * h + fs * S
+        m2 = fk * Eh2 + fs * S * S * (1.0 + cs2)
+        if lam * m1 >= 1.0:
+            out["sat"] = "lock"
+            return out
+        W = lam * m2 / (2.0 * (1.0 - lam * m1))
+        out.update(R=W + m1, conflict=float(lam_k * h), busy=lam * (W * fk + m1), conv=True)
+        return out
+    # spin per key: the M/G/1 wait of its lock (Pollaczek-Khinchine), and its second moment
+    Eh3 = o_lock ** 3 + 3.0 * o_lock ** 2 * S + 3.0 * o_lock * S * S * (1.0 + cs2) \
+        + _gamma_m3(S, cs2)
+    spin_pk = lam_i * Eh2 / (2.0 * (1.0 - r))
+    spin2_pk = 2.0 * spin_pk * spin_pk + lam_i * Eh3 / (3.0 * (1.0 - r))
+    lam_o = lam_k + lam_n
+    qk = lam_k / lam_o if lam_o > 0.0 else 0.0
+    # the drain before a sequential handler: the longest remaining work of the handlers
+    # started since the last episode (their own times, without spinning: a key's spinners
+    # are its backlog, served one after another)
+    Sw = qk * h + (1.0 - qk) * S
+    cs2w = max((qk * Eh2 + (1.0 - qk) * S * S * (1.0 + cs2)) / (Sw * Sw) - 1.0, 0.0)
+    rsafe = np.maximum(r, 1e-300)
+
+    def pool(Wp: float) -> tuple[float, np.ndarray, float, float]:
+        """The pool's wait (Erlang C, scaled by (1 + cs2) / 2 of the holding times) given
+        the pool wait ``Wp`` the handlers have already spent: the lock's queue ahead of a
+        handler is served meanwhile, so it spins ``E[max(W_L - Wp, 0)]`` (the lock wait
+        ``W_L`` exponential given positive, probability ``r_i``)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keep = np.where(spin_pk > 0.0, np.exp(-rsafe * Wp / np.maximum(spin_pk, 1e-300)),
+                            0.0)
+        spin = spin_pk * keep
+        spin2 = spin2_pk * keep
+        Sb = qk * float(np.sum(p * (h + spin))) + (1.0 - qk) * S
+        m2 = qk * float(np.sum(p * (h * h + 2.0 * h * spin + spin2 + V))) \
+            + (1.0 - qk) * S * S * (1.0 + cs2)
+        if lam_o <= 0.0:
+            return 0.0, spin, Sb, 0.0
+        if lam_o * Sb >= k:
+            return np.inf, spin, Sb, np.inf
+        Wq = float(mmc(lam_o, Sb, int(round(k))).waiting_time)
+        return m2 / (2.0 * Sb * Sb) * Wq, spin, Sb, lam_o * Wq
+
+    if lam_o * S >= k:
+        out["sat"] = "processors"
+        return out
+    # the pool wait is the fixed point Wp = g(Wp), g decreasing (the longer the wait, the
+    # shorter the spin): it lies above lo = g(inf); bracket it and bisect
+    lo = pool(np.inf)[0]
+    hi, step = lo, S
+    while pool(hi)[0] > hi:
+        hi, step = lo + step, 2.0 * step
+    for _ in range(200):
+        if hi - lo <= 1e-12 * (S + hi):
+            break
+        mid = 0.5 * (lo + hi)
+        if pool(mid)[0] > mid:
+            lo = mid
+        else:
+            hi = mid
+    Wp = 0.5 * (lo + hi)
+    _, spin, Sb, Lq = pool(Wp)
+    hold = h + spin                                   # a keyed handler on its processor
+    # sequential episodes: the fixed point of their clearing time C and the fraction v
+    # of the time they block the queue
+    backlog = float(np.max(lam_i * spin, initial=0.0))
+    C, v, varD, drain = 0.0, 0.0, 0.0, 0.0
+    it = 0
+    for it in range(_KEYED_ITER):
+        if v >= 1.0 or lam_o * Sb >= k * (1.0 - v):
+            out["sat"] = "processors"
+            return out
+        if lam_s <= 0.0:
+            break
+        E1 = C + S
+        E2 = E1 * E1 + V + varD + max(C - drain, 0.0) ** 2
+        Wb = lam_s * E2 / 2.0 / (1.0 - v)
+        Rs = Wb + C + S
+        held = Rs / (1.0 + lam_s * Rs)
+        nu = lam_o * held
+        m1_, m2_ = _drain_moments(float(cs2w), lam_o * Sw, lam_s * Sw, nu, nu, v)
+        drain, varD = Sw * m1_, Sw * Sw * (m2_ - m1_ * m1_)
+        # besides the drain, the spinners of a key are served one after another and
+        # the pool queue ahead on all processors
+        clear = drain + max(backlog * h, Lq * Sb / k)
+        v_new = lam_s * (clear + S)
+        done = abs(clear - C) <= 1e-10 * (S + C) and abs(v_new - v) <= 1e-10
+        C = 0.5 * (C + clear)
+        v = 0.5 * (v + v_new)
+        if done:
+            break
+    else:
+        return out
+    if v >= 1.0:
+        out["sat"] = "processors"
+        return out
+    E1 = C + S
+    E2 = E1 * E1 + V + varD + max(C - drain, 0.0) ** 2
+    Wres = lam_s * E2 / 2.0 / (1.0 - v) if lam_s > 0.0 else 0.0
+    R = fk * (Wp + float(np.sum(p * hold)) + Wres) + fn * (Wp + S + Wres) \
+        + fs * (Wp + Wres + C + S)
+    busy = lam_k * float(np.sum(p * hold)) + (lam_n + lam_s) * S
+    out.update(R=R, conflict=float(np.sum(p * r)), busy=busy, conv=True, iterations=it + 1)
     return out
 
 
@@ -1089,6 +1258,7 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
     sat = np.zeros(shape, dtype=bool)
     bott = np.full(shape, "", dtype=object)
     cache: dict[tuple[int, float], np.ndarray] = {}
+    busy_m = np.full(shape, np.nan)       # multiplexed: busy processors of the values' model
     for idx in np.ndindex(shape):
         g = {n: float(v[idx]) for n, v in a.items()}
         key = (int(g["n_keys"]), g["key_skew"])
@@ -1099,6 +1269,16 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
         if r["sat"]:
             sat[idx], bott[idx] = True, r["sat"]
             continue
+        if g["multiplexed"] and g["p_int"] * g["O_int"] > 0.0:
+            # the stability region is the one above (every handler charged the mean
+            # interrupt); the values charge it to the handlers dispatched on arrival only
+            Sb = g["S"] + g["o_sched"]
+            rm = _keyed_point(g["avail"], g["lam"], Sb, g["cs2_S"] * g["S"] ** 2 / Sb ** 2,
+                              cache[key], g["f_sequential"], g["f_nosync"],
+                              first=g["p_int"] * g["O_int"])
+            if not rm["sat"] and rm["conv"]:
+                r = rm
+                busy_m[idx] = rm["busy"]
         if not r["conv"]:
             from mva.errors import report_nonconvergence
             report_nonconvergence("warn", f"pdq keyed: no fixed point after {_KEYED_ITER} "
@@ -1108,8 +1288,9 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
         R[idx], conf[idx] = r["R"], r["conflict"]
     lam = a["lam"]
     nan = np.where(sat, np.nan, 1.0)
-    busy = lam * a["Sp"]
-    vals = dict(response_time=R * nan, waiting_time=(R - a["Sp"]) * nan,
+    busy = np.where(np.isfinite(busy_m), busy_m, lam * a["Sp"])
+    own = busy / np.maximum(lam, 1e-300)          # the mean holding time per handler
+    vals = dict(response_time=R * nan, waiting_time=(R - np.where(lam > 0, own, a["Sp"])) * nan,
                 response_time_s=R / a["clock_hz"] * nan, throughput=lam * nan,
                 utilization=np.minimum(busy / a["avail"], 1.0) * nan, busy_processors=busy * nan,
                 mean_in_system=lam * R * nan, conflict_probability=conf * nan,
@@ -1218,7 +1399,62 @@ def _spinlock(a: Mapping[str, np.ndarray]) -> PDQResult:
     W = Wq * factor + fk * spin * slow
     Sh = (fk * hold + (1.0 - fk) * Sp) * slow
     bott = np.where(sat_lock, "lock", np.where(sat_proc, "processors", ""))
-    return _finish(a, "spinlock", W, Sh, conflict, lam * Sbar, sat, bott, method)
+    base = _finish(a, "spinlock", W, Sh, conflict, lam * Sbar, sat, bott, method)
+    return _spinlock_keyed(a, base)
+
+
+def _spinlock_keyed(a: Mapping[str, np.ndarray], base: PDQResult) -> PDQResult:
+    """Spin-lock values by :func:`_spin_point` at the points ``base`` calls stable.
+
+    The stability region stays the one of the pool model ``base`` (the
+    designs draw their loads from it); where the decomposition finds no
+    steady state inside it, the pool model's values are kept and the method
+    says so.
+    """
+    shape = a["lam"].shape
+    sat = np.asarray(base.saturated, bool).reshape(shape)
+    cols = {n: np.array(np.broadcast_to(np.asarray(getattr(base, n), float), shape))
+            for n in ("response_time", "busy_processors", "conflict_probability")}
+    kept = np.zeros(shape, dtype=bool)
+    cache: dict[tuple[int, float], np.ndarray] = {}
+    for idx in np.ndindex(shape):
+        if sat[idx]:
+            continue
+        g = {n: float(v[idx]) for n, v in a.items()}
+        key = (int(g["n_keys"]), g["key_skew"])
+        if key not in cache:
+            cache[key] = key_probabilities(*key)
+        r = _spin_point(g["avail"], g["lam"], g["Sp"], g["cs2"], g["o_lock"], cache[key],
+                        g["f_sequential"], g["f_nosync"])
+        if r["sat"] or not r["conv"]:
+            kept[idx] = True
+            continue
+        cols["response_time"][idx] = r["R"]
+        cols["busy_processors"][idx] = r["busy"]
+        cols["conflict_probability"][idx] = r["conflict"]
+    R, busy = cols["response_time"], cols["busy_processors"]
+    lam = a["lam"]
+    own = a["Sp"] + a["fk"] * a["o_lock"]             # the handler and its lock cost
+    nan = np.where(sat, np.nan, 1.0)
+    vals = dict(response_time=R * nan, waiting_time=(R - own) * nan,
+                response_time_s=R / a["clock_hz"] * nan, throughput=lam * nan,
+                utilization=np.minimum(busy / a["avail"], 1.0) * nan, busy_processors=busy * nan,
+                mean_in_system=lam * R * nan,
+                conflict_probability=cols["conflict_probability"] * nan,
+                available_processors=a["avail"])
+    method = "spin decomposition"
+    if np.any(kept):
+        import warnings
+
+        method += f" + {base.method} (no steady state of the decomposition)"
+        warnings.warn(f"pdq spinlock: at {int(np.count_nonzero(kept))} point(s) the spin "
+                      "decomposition finds no steady state (spinning or sequential episodes "
+                      "fill the processors) below the load the model declares stable; the "
+                      "pool model's values are given there and underestimate the response "
+                      "time (docs/models/pdq.rst, known limits)", RuntimeWarning, stacklevel=4)
+    return PDQResult(discipline="spinlock", saturated=base.saturated, bottleneck=base.bottleneck,
+                     method=method, **{n: scalar_or_array(np.asarray(v, float))
+                                       for n, v in vals.items()})
 
 
 def _key_concentration(a: Mapping[str, np.ndarray], where: np.ndarray) -> np.ndarray:
@@ -1416,15 +1652,24 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     than one parallel dispatch queue, as measured in simulation (see
     ``docs/models/pdq.rst``), and with sequential handlers the per-queue
     vacation treatment alone is optimistic.
-    *Spin-lock.*  An M/M/c pool (:func:`mva.mmc`; a birth-death M/M/a for
-    fractional ``a``) whose keyed handlers take ``S' + o_lock + w_i``, with
-    busy-wait ``w_i = pi_i (S' + o_lock) / (1 - pi_i)``,
-    ``pi_i = r_i min(1, a - 1)`` and ``r_i = lambda f_k p_i (S' + o_lock)``.
-    *Sequential handlers* (all disciplines) drain the running handlers
+    *Spin-lock.*  Each key's lock is an M/G/1 server (holding
+    ``h = S' + o_lock``, utilization ``r_i = lambda f_k p_i h``) whose
+    Pollaczek-Khinchine wait ``s_i`` is spent spinning, so an M/M/k pool
+    (Erlang C, scaled by ``(1 + c_h^2) / 2`` of the holding times) serves
+    keyed handlers for ``h + s_i``; a handler that waited ``W_p`` for a
+    processor spins ``s_i exp(-r_i W_p / s_i)`` (the lock's queue ahead was
+    served meanwhile), a fixed point in ``W_p``; sequential episodes as in
+    the key-aware shared queue.  Exact for one key without nosync handlers
+    (one FCFS server) and equal to the shared queue without keyed handlers.
+    The loads called stable are those of the earlier pool model (busy-wait
+    ``w_i = pi_i h / (1 - pi_i)``, ``pi_i = r_i min(1, a - 1)``); where the
+    decomposition has no steady state below that bound its values are given,
+    with a ``RuntimeWarning``.
+    *Sequential handlers* (birth-death and partitioned; the pool model's
+    bound of the spin-lock) drain the running handlers
     (expected ``S' H(m)``, ``m`` busy processors, ``H`` the harmonic number)
     and run alone; the pool is treated as unavailable for a fraction
-    ``v = lambda f_seq (S' + drain)`` of the time, ``S_eff = S' / (1 - v)``
-    (birth-death, partitioned and spin-lock).
+    ``v = lambda f_seq (S' + drain)`` of the time, ``S_eff = S' / (1 - v)``.
     Waiting times carry the factor ``(1 + cs2) / 2`` (spin-lock: of the
     holding-time mixture, whose variance is the handler's alone,
     ``cs2 S'^2``; multiplexed: ``cs2 = cs2_S S^2 / S'^2``).
@@ -1432,7 +1677,10 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     ``a = k``, and ``S' = S + o_sched + p_int O_int`` with the interrupt
     probability ``p_int = (1 - (1 - theta)(1 - rho))^k - rho^k``,
     ``theta = u_c / (u_c + (1 - u_c)(1 - rho))``, ``rho = lambda S' / k``
-    (fixed point).
+    (fixed point); the key-aware shared queue charges the interrupt only
+    to the handlers dispatched on arrival (nosync, sequential, the first of
+    a key's busy period: Welch's exceptional first service per key), its
+    stability region staying the one charging every handler.
     *One processor* (``k = 1``; all but ``method="ctmc"``): exact M/G/1
     (Pollaczek-Khinchine on the holding time's two moments; multiplexed:
     Welch's exceptional first service, the first handler of a busy period
@@ -1535,13 +1783,20 @@ def equations() -> dict[str, Any]:
         ``"C_n"`` probability that a keyed arrival shares its key with one of
         :math:`n` running handlers (:math:`K` equally likely keys, keyed
         fraction :math:`f_k`); ``"pi_lock"`` probability that a keyed
-        handler finds its lock held (spin-lock discipline, :math:`a`
-        processors, lock holding time :math:`S_p + o_l`); ``"s_spin"`` the
-        mean spin per keyed handler; ``"R_spin"`` the spin-lock response
-        time given the pool's M/M/a wait :math:`W_q`, scaled by
-        :math:`(1 + c_h^2)/2` of the processor holding time (keyed
-        :math:`S_p + o_l + s_{spin}`, unkeyed :math:`S_p`; only the handler
-        itself varies, :math:`c_s^2 S_p^2`); ``"lambda_j"`` and
+        handler finds its lock held, the lock's utilization (spin-lock
+        discipline, lock holding time :math:`h = S_p + o_l`);
+        ``"s_PK"`` the Pollaczek-Khinchine wait of a lock (an M/G/1
+        server, the variance the handler's alone, :math:`c_s^2 S_p^2`);
+        ``"s_spin"`` the mean spin of a handler that waited :math:`W_p`
+        for a processor (the lock's queue ahead was served meanwhile; the
+        lock wait exponential given positive); ``"W_p"`` the pool wait,
+        the M/M/a wait :math:`W_q` of the processor holding times (keyed
+        :math:`h + s_{spin}`, unkeyed :math:`S_p`) scaled by
+        :math:`(1 + c_h^2)/2` of those times (the spin's second moment
+        :math:`2 s_{PK}^2 + \\lambda_i E[h^3] / (3 (1 - \\pi))`, gamma-shaped
+        handler times, thinned like the mean) -- a fixed point in
+        :math:`W_p`; ``"R_spin"`` the spin-lock response time;
+        ``"lambda_j"`` and
         ``"R_part"`` the arrival rate and M/G/1 (Pollaczek-Khinchine)
         response time of one of :math:`k` partitioned queues (:math:`K`
         a multiple of :math:`k`, :math:`a = k`).
@@ -1560,7 +1815,7 @@ def equations() -> dict[str, Any]:
     Examples
     --------
     >>> list(equations())
-    ['C_n', 'pi_lock', 's_spin', 'R_spin', 'lambda_j', 'R_part']
+    ['C_n', 'pi_lock', 's_PK', 's_spin', 'W_p', 'R_spin', 'lambda_j', 'R_part']
     """
     import sympy as sp
 
@@ -1571,17 +1826,24 @@ def equations() -> dict[str, Any]:
         S(x) for x in ("n", "K", "f_k", "lambda", "S_p", "o_l", "a", "c_s^2", "W_q", "k"))
     Eq = lambda l, r: sp.Eq(l, r, evaluate=False)  # noqa: E731
     hold = Sp + o_l
-    pi = lam * fk * hold * sp.Min(1, a - 1) / K
+    V = c2 * Sp ** 2                                  # the lock cost is constant
+    lam_i = lam * fk / K
+    pi = lam_i * hold
     pi_s, spin_s, lam_j = sp.Symbol("pi_lock"), sp.Symbol("s_spin"), sp.Symbol("lambda_j")
+    s0, Wp = sp.Symbol("s_PK"), S("W_p")
+    Eh3 = o_l ** 3 + 3 * o_l ** 2 * Sp + 3 * o_l * Sp ** 2 * (1 + c2) \
+        + Sp ** 3 * (1 + c2) * (1 + 2 * c2)
+    keep = sp.exp(-pi_s * Wp / s0)
+    spin2 = (2 * s0 ** 2 + lam_i * Eh3 / (3 * (1 - pi_s))) * keep
+    m1 = fk * (hold + spin_s) + (1 - fk) * Sp
+    m2 = fk * (hold ** 2 + 2 * hold * spin_s + spin2 + V) + (1 - fk) * (1 + c2) * Sp ** 2
     return {
         "C_n": Eq(sp.Symbol("C_n"), 1 - (1 - fk / K) ** n),
         "pi_lock": Eq(pi_s, pi),
-        "s_spin": Eq(spin_s, pi_s * hold / (1 - pi_s)),
-        "R_spin": Eq(sp.Symbol("R_spin"), fk * hold + (1 - fk) * Sp
-                     + Wq * (fk * ((hold + spin_s) ** 2 + c2 * Sp ** 2)
-                             + (1 - fk) * (1 + c2) * Sp ** 2)
-                     / (2 * (fk * (hold + spin_s) + (1 - fk) * Sp) ** 2)
-                     + fk * spin_s),
+        "s_PK": Eq(s0, lam_i * (hold ** 2 + V) / (2 * (1 - pi_s))),
+        "s_spin": Eq(spin_s, s0 * keep),
+        "W_p": Eq(Wp, Wq * m2 / (2 * m1 ** 2)),
+        "R_spin": Eq(sp.Symbol("R_spin"), m1 + Wp),
         "lambda_j": Eq(lam_j, lam / k),
         "R_part": Eq(sp.Symbol("R_part"), Sp + lam_j * Sp ** 2 * (1 + c2) / (2 * (1 - lam_j * Sp))),
     }

@@ -290,10 +290,22 @@ def test_equations_match_numeric_implementation(k, load, S, cs2, K, fns, o_lock)
     sp_res = solve(prm, "spinlock")
     pi = _sym_eval(eqs, "pi_lock", env)
     assert pi == pytest.approx(sp_res.conflict_probability, rel=1e-9)
-    spin = _sym_eval(eqs, "s_spin", {**env, "pi_lock": pi})
-    Sbar = fk * (S + o_lock + spin) + (1 - fk) * S
-    Wq = float(mmc(lam, Sbar, k).waiting_time)
-    R = _sym_eval(eqs, "R_spin", {**env, "s_spin": spin, "W_q": Wq})
+    s0 = _sym_eval(eqs, "s_PK", {**env, "pi_lock": pi})
+
+    def pool_wait(Wp):            # the pool wait implied by a pool wait Wp (decreasing)
+        e = {**env, "pi_lock": pi, "s_PK": s0, "W_p": Wp}
+        spin = _sym_eval(eqs, "s_spin", e)
+        Sbar = fk * (S + o_lock + spin) + (1 - fk) * S
+        Wq = float(mmc(lam, Sbar, k).waiting_time) if lam * Sbar < k else np.inf
+        return _sym_eval(eqs, "W_p", {**e, "s_spin": spin, "W_q": Wq}), spin
+
+    lo, hi = 0.0, 1e7                 # the fixed point W_p = pool_wait(W_p), by bisection
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if pool_wait(mid)[0] > mid else (lo, mid)
+    Wp = 0.5 * (lo + hi)
+    spin = pool_wait(Wp)[1]
+    R = _sym_eval(eqs, "R_spin", {**env, "s_spin": spin, "W_p": Wp, "pi_lock": pi})
     assert R == pytest.approx(sp_res.response_time, rel=1e-9)
     lam_j = _sym_eval(eqs, "lambda_j", env)
     R_part = _sym_eval(eqs, "R_part", {**env, "lambda_j": lam_j})
@@ -597,6 +609,71 @@ def test_spinlock_and_multiplexed_invariants_over_load(k, cs2, n_keys, skew, f_n
     assert np.all(np.diff(sat.astype(int)) >= 0)
 
 
+@given(k=st.integers(2, 16), cs2=st.floats(0.0, 10.0), o_lock=st.floats(0.0, 500.0),
+       f_seq=st.floats(0.0, 0.2), u=st.floats(0.02, 0.98))
+def test_spinlock_one_key_is_single_server(k, cs2, o_lock, f_seq, u):
+    # one key, no nosync handlers: the lock serializes every keyed handler (S + o_lock) and a
+    # sequential one (S) drains it -- one FCFS server however many processors spin, exactly
+    # M/G/1 (the mixture's two moments; the lock cost constant)
+    S = 100.0
+    fk = 1.0 - f_seq
+    m1 = fk * (S + o_lock) + f_seq * S
+    m2 = fk * ((S + o_lock) ** 2 + cs2 * S * S) + f_seq * S * S * (1.0 + cs2)
+    lam = u / m1
+    r = solve(PDQParams(k=k, arrival_rate=lam, S=S, cs2=cs2, n_keys=1, o_lock=o_lock,
+                        f_sequential=f_seq), "spinlock")
+    assume(not r.saturated)          # (the pool model's declared bound is stricter)
+    assert r.response_time == pytest.approx(_mg1(lam, m1, m2), rel=1e-12)
+    assert r.mean_in_system == pytest.approx(lam * r.response_time, rel=1e-12)   # Little
+
+
+@given(k=st.integers(2, 16), load=st.floats(0.02, 0.9), cs2=st.floats(0.0, 10.0),
+       f_seq=st.floats(0.0, 0.2), n_keys=st.integers(1, 4096))
+def test_spinlock_without_locks_is_the_shared_queue(k, load, cs2, f_seq, n_keys):
+    # no keyed handlers (all nosync but the sequential ones): nothing spins and the
+    # spin-lock discipline is the key-aware shared queue, exactly
+    kw = dict(k=k, load=load, S=100.0, cs2=cs2, n_keys=n_keys, f_sequential=f_seq,
+              f_nosync=1.0 - f_seq, o_lock=70.0)
+    sp = solve(PDQParams(**kw), "spinlock")
+    sh = solve(PDQParams(**kw), "shared", method="keyed")
+    assume(not sp.saturated and not sh.saturated)
+    assert sp.response_time == pytest.approx(sh.response_time, rel=1e-9)
+
+
+@pytest.mark.parametrize("k", [2, 4, 16])
+@pytest.mark.parametrize("load", [0.2, 0.6])
+def test_spinlock_many_uniform_keys_without_lock_cost_is_the_shared_queue(k, load):
+    # no contention (many uniform keys, o_lock = 0): spinning vanishes and the spin-lock
+    # discipline is the pool of k processors the shared queue is with many keys
+    kw = dict(k=k, load=load, S=100.0, cs2=2.0, n_keys=10**6, o_lock=0.0)
+    sp = solve(PDQParams(**kw), "spinlock")
+    sh = solve(PDQParams(**kw), "shared", method="keyed")
+    assert sp.response_time == pytest.approx(sh.response_time, rel=1e-3)
+    assert sp.response_time >= sh.response_time * (1 - 1e-12)    # locks never help
+
+
+@given(k=st.integers(2, 16), load=st.floats(0.02, 0.9), cs2=st.floats(0.0, 10.0),
+       n_keys=st.integers(1, 256), skew=st.floats(0.0, 1.5), f_nosync=st.floats(0.0, 0.5),
+       f_seq=st.floats(0.0, 0.2), o_lock=st.floats(0.0, 300.0))
+def test_spinlock_grows_with_the_lock_cost(k, load, cs2, n_keys, skew, f_nosync, f_seq,
+                                           o_lock):
+    # a costlier lock is held longer: more spinning, busier processors, never faster
+    kw = dict(k=k, arrival_rate=load * k / 400.0, S=100.0, cs2=cs2, n_keys=n_keys,
+              key_skew=skew, f_nosync=f_nosync, f_sequential=f_seq)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)     # the decomposition holds
+        try:
+            lo = solve(PDQParams(**kw, o_lock=o_lock), "spinlock")
+            hi = solve(PDQParams(**kw, o_lock=o_lock + 100.0), "spinlock")
+        except RuntimeWarning:
+            assume(False)
+    assume(not hi.saturated)
+    assert hi.response_time >= lo.response_time * (1 - 1e-9)
+    assert hi.busy_processors >= lo.busy_processors * (1 - 1e-9)
+    assert 0.0 <= hi.utilization <= 1.0
+
+
 def test_multiplexed_capacity_is_all_processors():
     # handlers preempt computation: with heavy computing the pool still serves up to
     # lam (S + o_sched) < k (001's a = k (1 - u_c) + u_c^k would saturate at 0.9 of a
@@ -635,3 +712,47 @@ def test_single_processor_conflict_probability_is_exact_and_never_nan_when_stabl
                                                    rel=1e-12)
     pt = solve(prm, "partitioned")
     assert pt.conflict_probability == pytest.approx(pt.utilization, rel=1e-12)
+
+
+def test_ctmc_solves_where_the_direct_solver_loses_the_solution():
+    # k = 4, 1000 uniform keys, 30% nosync: the sparse LU of mva.markov returns a residual
+    # of 0.19 on this valid, irreducible 119-state chain (population truncated at 6), which
+    # raised ConvergenceError; the chain falls back to the power method
+    from models import pdq
+
+    lam = 0.3 * 4 / 100.0
+    r = pdq._ctmc_point(4, lam, 100.0, 1.0, 1000, 0.0, 0.0, 0.3, 6, 20_000, 4)
+    assert r["states"] == 119
+    kd = solve(PDQParams(k=4, arrival_rate=lam, S=100.0, n_keys=1000, f_nosync=0.3), "shared",
+               method="keyed")
+    assert 100.0 < r["R"] == pytest.approx(kd.response_time, rel=0.01)
+    assert r["N"] == pytest.approx(lam * (1.0 - r["truncation"]) * r["R"], rel=1e-12)  # Little
+
+
+@given(k=st.integers(2, 16), u=st.floats(0.02, 0.9), cs2=st.floats(0.0, 10.0),
+       uc=st.floats(0.0, 0.9), O_int=st.floats(0.0, 2000.0), o_sched=st.floats(0.0, 1000.0))
+def test_multiplexed_one_key_interrupts_once_per_busy_period(k, u, cs2, uc, O_int, o_sched):
+    # one key, no nosync handlers, multiplexed: handlers run one at a time and a handler
+    # released by its predecessor runs on the processor just freed, so only the first of a
+    # busy period interrupts (probability p_int): Welch's M/G/1 with exceptional first
+    # service b0 = b + p_int O_int, b = S + o_sched -- exactly
+    from models import pdq
+
+    S = 100.0
+    b = S + o_sched
+    lam = u / b
+    prm = PDQParams(k=k, arrival_rate=lam, S=S, cs2=cs2, n_keys=1, multiplexed=True,
+                    compute_utilization=uc, O_int=O_int, o_sched=o_sched)
+    r = solve(prm, "shared", method="keyed")
+    assume(not r.saturated)
+    p = float(pdq._interrupt_probability(np.array(float(k)), np.array(lam), np.array(b),
+                                         np.array(O_int), np.array(uc)))
+    d = p * O_int
+    b2 = b * b + cs2 * S * S
+    b02 = b2 + 2.0 * b * d + d * d
+    rho = lam * b
+    W = lam * b2 / (2 * (1 - rho)) + lam * (b02 - b2) / (2 * (1 - rho + lam * (b + d)))
+    p0 = (1 - rho) / (1 - rho + lam * (b + d))
+    assert r.response_time == pytest.approx(W + b + p0 * d, rel=1e-9)
+    assert r.busy_processors == pytest.approx(lam * b + lam * p0 * d, rel=1e-9)
+    assert r.mean_in_system == pytest.approx(lam * r.response_time, rel=1e-12)   # Little
