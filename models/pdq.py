@@ -824,9 +824,9 @@ def _ctmc_point(k: int, lam: float, S: float, cs2: float, n_keys: int, skew: flo
     try:
         pi = space.solve(on_fail="raise").pi
     except ConvergenceError:
-        # the sparse LU without pivoting can lose the solution on these chains (k=4,
-        # uniform keys, nosync handlers: residual 0.19 on a valid irreducible 119-state
-        # generator, and the preconditioned GMRES too); the power method does not
+        # last resort: the direct solve (which retries with partial pivoting when the
+        # diagonal pivots cancel, mva.markov) did not reach its residual; the power
+        # method converges on any irreducible chain
         pi = space.solve(method="power", on_fail="raise").pi
     N = space.mean(pi, lambda s: len(s[0]) + len(s[1]))
     busy = space.mean(pi, lambda s: len(s[0]))

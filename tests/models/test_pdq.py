@@ -715,14 +715,30 @@ def test_single_processor_conflict_probability_is_exact_and_never_nan_when_stabl
 
 
 def test_ctmc_solves_where_the_direct_solver_loses_the_solution():
-    # k = 4, 1000 uniform keys, 30% nosync: the sparse LU of mva.markov returns a residual
-    # of 0.19 on this valid, irreducible 119-state chain (population truncated at 6), which
-    # raised ConvergenceError; the chain falls back to the power method
+    # k = 4, 1000 uniform keys, 30% nosync: the pivot-free sparse LU of mva.markov returned a
+    # residual of 0.19 on this valid, irreducible 119-state chain (population truncated at 6),
+    # which raised ConvergenceError; steady_state now repeats the factorisation with partial
+    # pivoting and solves it directly to the round-off
+    from mva import markov
     from models import pdq
 
+    solves = []
+    real = markov.steady_state
+
+    def spy(*a, **kw):
+        out = real(*a, **kw)
+        solves.append(out)
+        return out
+
     lam = 0.3 * 4 / 100.0
-    r = pdq._ctmc_point(4, lam, 100.0, 1.0, 1000, 0.0, 0.0, 0.3, 6, 20_000, 4)
+    mp = pytest.MonkeyPatch()
+    mp.setattr(markov, "steady_state", spy)
+    try:
+        r = pdq._ctmc_point(4, lam, 100.0, 1.0, 1000, 0.0, 0.0, 0.3, 6, 20_000, 4)
+    finally:
+        mp.undo()
     assert r["states"] == 119
+    assert [s.method for s in solves] == ["direct"] and solves[0].residual < 1e-15
     kd = solve(PDQParams(k=4, arrival_rate=lam, S=100.0, n_keys=1000, f_nosync=0.3), "shared",
                method="keyed")
     assert 100.0 < r["R"] == pytest.approx(kd.response_time, rel=0.01)

@@ -457,3 +457,30 @@ def test_builder_structure():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert sp2.solve().pi.tolist() == [0.5, 0.5]
+
+
+def test_direct_solve_retries_with_pivoting_when_the_diagonal_pivots_fail(monkeypatch):
+    """Without pivoting a Schur-complement pivot can cancel (a 119-state PDQ key chain gave a
+    residual of 0.19); the direct solve then factors again with partial pivoting and keeps
+    the better answer.  Simulated here by corrupting the pivot-free factorisation."""
+    from mva import markov
+
+    Q = np.array([[-3.0, 2.0, 1.0, 0.0], [1.0, -2.0, 0.5, 0.5],
+                  [0.0, 4.0, -5.0, 1.0], [2.0, 0.0, 1.0, -3.0]])
+    exact = steady_state(Q).pi
+    real = markov._lu_removed
+    calls = []
+
+    def broken(A, r, options=markov._LU_OPTIONS):
+        calls.append(options is markov._LU_OPTIONS)
+        out = real(A, r, options)
+        if options is markov._LU_OPTIONS:       # the pivot-free path loses the solution
+            x, steps = out
+            return x * np.array([1.0, 3.0, 0.2, 1.0]), steps
+        return out
+
+    monkeypatch.setattr(markov, "_lu_removed", broken)
+    res = steady_state(Q)
+    assert calls[-1] is False                   # the pivoting factorisation ran last
+    assert res.converged and res.residual < 1e-14
+    np.testing.assert_allclose(res.pi, exact, rtol=1e-13)
