@@ -622,6 +622,59 @@ def pair_effective(lam: float, Ro: float, pop: int, S: float, cs2: float) -> tup
     return Rv, Qv
 
 
+#: iterates the fixed point of :func:`solve_node` remembers for Anderson mixing
+#: (depth 1 took 25-35 iterations at the slowest points of the domain, depth 3
+#: about half as many)
+ANDERSON_DEPTH = 3
+
+
+def _anderson_step(x: np.ndarray, g: np.ndarray, hist: list[tuple[np.ndarray, np.ndarray]],
+                   sources: float) -> np.ndarray:
+    """Next iterate of the fixed point ``x = f(x)`` from the residual ``g = f(x) - x``.
+
+    Anderson mixing (type II) over the last :data:`ANDERSON_DEPTH` iterates,
+    damped by :data:`DAMP`: with ``dX``, ``dG`` the differences of the stored
+    iterates and residuals, ``c`` minimises ``|g - dG c|`` (least squares)
+    and ``x' = x + b g - (dX + b dG) c``, ``b = 1 - DAMP``.  A candidate
+    that leaves the physical region (a time <= 0, or ``X R_q >= sources``,
+    more requests in service than there are sources) is replaced by the
+    damped step ``x + b g`` and the history is restarted; so is a
+    candidate step shorter than a tenth of the damped one (relative to
+    ``x``: a degenerate history, which stalls the iteration).  ``hist`` is
+    updated in place with ``(x, g)``.
+
+    References
+    ----------
+    Walker, H. F. and Ni, P. (2011). Anderson acceleration for fixed-point
+    iterations. SIAM J. Numer. Anal. 49(4), 1715-1735.
+    """
+    b = 1.0 - DAMP
+    xn = x + b * g
+    if hist:
+        dX = np.array([x - h[0] for h in hist]).T
+        dG = np.array([g - h[1] for h in hist]).T
+        c, *_ = np.linalg.lstsq(dG, g, rcond=1e-10)
+        cand = xn - (dX + b * dG) @ c
+        # accept only a physical point: positive times (R_o is 0 without a
+        # station), and fewer requests in service than there are sources
+        # (X * R_q < sources)
+        scale = np.maximum(np.abs(x), 1e-300)
+        # a step far shorter than the damped one stalls the iteration (a degenerate
+        # history: the residual did not respond to the last moves)
+        stall = np.max(np.abs(cand - x) / scale) < 0.1 * np.max(np.abs(b * g) / scale)
+        if (np.all(np.isfinite(cand)) and cand[0] > 0 and cand[1] > 0 and cand[2] >= 0
+                and cand[1] < sources * cand[0] and not stall):
+            xn = cand
+        else:
+            hist.clear()
+    hist.insert(0, (x.copy(), g.copy()))
+    del hist[ANDERSON_DEPTH:]
+    # the step stays physical too (an overshoot of R_q would make the
+    # finite-source arrival rate infinite)
+    xn[1] = min(xn[1], 0.999 * sources * xn[0])
+    return xn
+
+
 @functools.lru_cache(maxsize=64)
 def _chain(sources: int, W: float, o: float, cs2: float, nmax: int) -> NodeChain:
     return NodeChain(sources, W, o, cs2, nmax)
@@ -659,6 +712,16 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     st = station
     Ro = st["S"] if st else 0.0
     R = W + delay + 2.0 * o + (st["visits"] * Ro if st else 0.0)
+    if st and x0 is None:
+        # a station past its capacity at the contention-free cycle starts near its
+        # bottleneck bound R = threads visits S / servers, at 95% utilization (the
+        # contention-free start is then far off: ~10 iterations more near
+        # saturation; a start at the bound itself lands in the held-utilization
+        # regime, SAT_IDLE, whose fixed point can be spurious)
+        Rb = st["threads"] * st["visits"] * st["S"] / (0.95 * st["servers"])
+        if Rb > R:
+            Ro += (Rb - R) / st["visits"]
+            R = Rb
     x = np.array([R, Rq, Ro]) if x0 is None else np.array(x0, dtype=float)
     it_total = 0
     first = True
@@ -666,8 +729,9 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     while True:
         ch = _chain(int(sources), float(W), float(o), float(cs2), int(min(sources, nmax)))
         want = 1e-3 if first and ch.nmax < sources else tol
-        prev: tuple[np.ndarray, np.ndarray] | None = None
+        hist: list[tuple[np.ndarray, np.ndarray]] = []
         for it in range(1, max_iter + 1):
+            sat_was = sat
             R, Rq, Ro = x
             X = 1.0 / R
             gamma = X / max(sources - X * Rq, 1e-12)
@@ -720,22 +784,11 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                 sat = U if U >= 1.0 - SAT_IDLE else 0.0
             elif res < want:
                 break
-            # Anderson mixing (depth 1) on the residual g = f(x) - x, damped
-            xn = x + (1.0 - DAMP) * g
-            if prev is not None:
-                dg, dx = g - prev[1], x - prev[0]
-                den = float(dg @ dg)
-                if den > 0:
-                    th = float(g @ dg) / den
-                    cand = xn - th * (dx + (1.0 - DAMP) * dg)
-                    # accept only a physical point: positive times, and fewer requests
-                    # in service than there are sources (X * R_q < sources)
-                    if np.all(cand > 0) and cand[1] < sources * cand[0]:
-                        xn = cand
-            # the damped step stays physical too (an overshoot of R_q would make the
-            # finite-source arrival rate infinite)
-            xn[1] = min(xn[1], 0.999 * sources * xn[0])
-            prev = (x, g)
+            if sat != sat_was:
+                # the station's map changed (chain solve <-> held utilization): the
+                # stored iterates belong to the other map
+                hist.clear()
+            xn = _anderson_step(x, g, hist, sources)
             x = xn
         it_total += it
         top = float(pi[ch.top].sum())
