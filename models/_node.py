@@ -891,11 +891,13 @@ def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
 
     A handler more regular than Erlang-:data:`FULL_MAX_ERLANG` (``P = 3``)
     is not represented phase by phase: the chain is solved for ``cs2 = 1,
-    1/2, 1/3`` and the residences extrapolated by the quadratic
-    through the three to the simulator's handler, Erlang-``round(1/cs2)``
-    (deterministic at ``cs2 = 0``, where :func:`handler_ph` stops at
-    Erlang-:data:`MAX_ERLANG`; the mean waiting time of an M/G/1 queue is linear in
-    ``cs2``; the quadratic term takes up the machine's coupling); the queue
+    1/2, 1/3`` and the residences extrapolated by the quadratic through the
+    three to the Erlang-``k`` handler of :func:`handler_ph`, ``cs2 = 1/k``
+    (the mean waiting time of an M/G/1 queue is linear in ``cs2``; the
+    quadratic term takes up the machine's coupling).  Extrapolating further,
+    to the simulator's deterministic handler at ``cs2 = 0``, moved R by less
+    than 1% and not closer to the simulator (the constant latency, Erlang in
+    the chain, is the larger error at these points).  The queue
     lengths follow by Little's law (``Q_q = R_q / R``, ``Q_y = R_y / R``, one
     thread per processor).  The result then has ``extrapolated=True``.
     """
@@ -903,8 +905,8 @@ def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
     if kmax is not None and cs2 < 1.0 and len(handler_ph(o, cs2)[0]) > kmax:
         cs = np.array([1.0, 0.5, 1.0 / 3.0])
         runs = [_solve_full_chain(P, W, o, float(c), L, latency_stages) for c in cs]
-        # the simulator's handler: Erlang-round(1/cs2), deterministic at cs2 = 0
-        target = 1.0 / max(1, round(1.0 / cs2)) if cs2 > 0 else 0.0
+        # the handler of the other methods: Erlang-k of handler_ph (k <= MAX_ERLANG)
+        target = 1.0 / len(handler_ph(o, cs2)[0])
         # Lagrange weights of the quadratic through the three cs2 values, at target
         wts = np.array([np.prod([(target - cs[m]) / (cs[k] - cs[m]) for m in range(3) if m != k])
                         for k in range(3)])
