@@ -628,6 +628,47 @@ def pair_residence(Z: float, pop: int, S: float, cs2: float) -> tuple[float, flo
     return Q / X, Q, X
 
 
+def _pair_residence_ref(Z: float, pop: int, S: float, cs2: float) -> tuple[float, float, float]:
+    """Reference of :func:`pair_residence` without the mirror lumping (state by state; tests)."""
+    alpha, T = handler_ph(S, cs2)
+    ph = len(alpha)
+    ext = -T.sum(axis=1)
+    keys = [(n1, j1, n2, j2) for n1 in range(pop + 1) for n2 in range(pop + 1 - n1)
+            for j1 in (range(ph) if n1 else (-1,)) for j2 in (range(ph) if n2 else (-1,))]
+    idx = {k: i for i, k in enumerate(keys)}
+    rows: list[int] = []
+    cols: list[int] = []
+    rates: list[float] = []
+    for i, (n1, j1, n2, j2) in enumerate(keys):
+        st = [(n1, j1), (n2, j2)]
+        free = pop - n1 - n2
+        for k in range(2):
+            n, j = st[k]
+            moves: list[tuple[tuple[int, int], float]] = []
+            if free:
+                if n == 0:
+                    moves += [((1, jj), 0.5 * free / Z * alpha[jj]) for jj in range(ph)]
+                else:
+                    moves.append(((n + 1, j), 0.5 * free / Z))
+            if n:
+                moves += [((n, jj), T[j, jj]) for jj in range(ph) if jj != j]
+                if n == 1:
+                    moves.append(((0, -1), ext[j]))
+                else:
+                    moves += [((n - 1, jj), ext[j] * alpha[jj]) for jj in range(ph)]
+            for new, rate in moves:
+                if rate > 0:
+                    s2 = list(st)
+                    s2[k] = new
+                    rows.append(i)
+                    cols.append(idx[(s2[0][0], s2[0][1], s2[1][0], s2[1][1])])
+                    rates.append(float(rate))
+    pi = _stationary(np.array(rows), np.array(cols), np.array(rates), len(keys))
+    Q = float(sum(p * k[0] for p, k in zip(pi, keys)))
+    X = float(sum(p * ext[k[1]] for p, k in zip(pi, keys) if k[0]))
+    return Q / X, Q, X
+
+
 def pair_effective(lam: float, Ro: float, pop: int, S: float, cs2: float) -> tuple[float, float]:
     """``(residence per visit, mean number present)`` of a twin station fed at rate ``lam``.
 
@@ -862,10 +903,12 @@ def _release(th: list, other: int, kind: str, node: int) -> None:
 #: most Erlang phases of the handler in the whole-machine chain, by machine size;
 #: a more regular handler (Erlang-``k``, ``k`` above this) is solved at ``cs2 = 1,
 #: 1/2, 1/3`` and the results extrapolated quadratically in ``cs2`` (P = 3:
-#: Erlang-6 has 8,741 states and takes 120-250 ms a solve, the three chains
-#: 4,900 states in all; on 24 random P = 3 points the extrapolation differs from
-#: the Erlang-k chain by 0.007% of R on average, 0.08% at most)
-FULL_MAX_ERLANG = {3: 3}
+#: Erlang-5 and -6 have 6,290 and 8,741 states and take 70-250 ms a solve, the
+#: three chains 4,935 states in all, fewer fill-in and 20-40 ms; Erlang-4 has
+#: 4,295 states and is solved as it is).  On 24 random P = 3 points the
+#: extrapolation differs from the Erlang-k chain by 0.007% of R on average,
+#: 0.08% at most
+FULL_MAX_ERLANG = {3: 4}
 
 #: the fields of :func:`solve_full` that are extrapolated in ``cs2``
 _FULL_TIMES = ("R", "R_w", "R_p", "R_q", "R_y")
