@@ -870,6 +870,14 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                                                              / math.log(ratio)) + 2)))
         first = False
     R = 1.0 / Xn
+    if st:
+        # a station at its capacity: the fixed point stops within its tolerance of the
+        # bound R = threads visits S / servers, possibly just below it (a utilization of
+        # 1 + 1e-7); the bound is exact, so the last step onto it is taken here
+        Rb = st["threads"] * st["visits"] * st["S"] / st["servers"]
+        if R < Rb <= R * (1.0 + 10.0 * tol):
+            Ron += (Rb - R) / st["visits"]
+            R = Rb
     return {"R": R, "R_w": float(pi[ch.is_C].sum()) * R, "R_p": float(pi[ch.is_P].sum()) * R,
             "R_q": Qq / lam_in, "R_y": float(pi[ch.is_Y].sum()) * R, "Q_q": Qq,
             "Q_y": float(pi[ch.is_Y].sum()), "R_o": Ron, "Q_o": Qo,
