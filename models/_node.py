@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["handler_ph", "NodeChain", "solve_node", "station_residence", "station_effective",
-           "pair_residence", "pair_effective", "solve_full", "FULL_MAX_P"]
+           "pair_residence", "pair_effective", "solve_full", "FULL_MAX_P", "FULL_MAX_ERLANG"]
 
 #: machines of at most this many processors are solved as one Markov chain
 #: (:func:`solve_full`): the node chain's finite-source view of the other
@@ -507,9 +507,14 @@ def station_effective(lam: float, Ro: float, sources: float, servers: int, S: fl
 #: of the station's service (exponential, Erlang-2 and two-phase hyperexponential)
 PAIR_MAX_PHASES = 2
 
-#: ... and up to this population (16: 612 states, a few ms a solve; 64 customers
-#: take 8,500 states and 200 ms a solve, too slow for the fixed point)
-PAIR_MAX_POP = 16
+#: ... and up to this population (N <= 16 PEs per INI).  With the mirror states
+#: lumped (:func:`_pair_structure`) 32 customers and two phases take 1,100 states
+#: and about 3 ms a solve, and the INI model solves the chain two to four times a
+#: point (:func:`models.ini._solve_pair_point`); 64 customers take 4,300 states,
+#: 15-20 ms a solve, which puts a point above the 50 ms budget.  On the seed-2026
+#: references, N = 11 (22 customers, static, U_o = 0.88) goes from -11% to -3.8%
+#: of R with the twin chain
+PAIR_MAX_POP = 32
 
 
 @functools.lru_cache(maxsize=32)
@@ -518,9 +523,18 @@ def _pair_structure(pop: int, ph: int, a_pos: tuple[bool, ...], t_pos: tuple[boo
     """State space of :func:`pair_residence`: ``(rows, cols, coef, factors, n1, busy1)``.
 
     States ``(n1, j1, n2, j2)``: customers at each station and the phase of
-    the one in service (``-1`` when empty).  A rate is ``coef`` times the
-    product of three entries of ``theta = [1, 1/Z, T.ravel(), exit, alpha]``;
-    ``busy1[s, j]`` is 1 when station 1 serves in phase ``j``.
+    the one in service (``-1`` when empty).  The chain is symmetric in the
+    two stations, so a state and its mirror ``(n2, j2, n1, j1)`` are lumped
+    into one (the orbits of the swap are a strong lumping: the lumped chain's
+    stationary probability of an orbit is the sum over it), which halves the
+    states (pop 56, two phases: 6,600 -> 3,300 states, about 2.5 times
+    faster to solve).  Only the canonical state ``(n1, j1) >= (n2, j2)`` of
+    each orbit is kept, and a transition's target is replaced by its
+    canonical state.  A rate is ``coef`` times the product of three entries
+    of ``theta = [1, 1/Z, T.ravel(), exit, alpha]``.  The measures are the
+    station averages, equal to station 1's by symmetry: ``n1`` is ``(n1 +
+    n2)/2`` and ``busy1[s, j]`` half the number of stations serving in
+    phase ``j``.
     """
     o_T, o_e = 2, 2 + ph * ph
     o_a = o_e + ph
@@ -529,7 +543,8 @@ def _pair_structure(pop: int, ph: int, a_pos: tuple[bool, ...], t_pos: tuple[boo
         for n2 in range(pop + 1 - n1):
             for j1 in (range(ph) if n1 else (-1,)):
                 for j2 in (range(ph) if n2 else (-1,)):
-                    keys.append((n1, j1, n2, j2))
+                    if (n1, j1) >= (n2, j2):
+                        keys.append((n1, j1, n2, j2))
     idx = {k: i for i, k in enumerate(keys)}
     rows: list[int] = []
     cols: list[int] = []
@@ -537,8 +552,9 @@ def _pair_structure(pop: int, ph: int, a_pos: tuple[bool, ...], t_pos: tuple[boo
     facs: list[tuple[int, ...]] = []
 
     def add(i: int, st: list, c: float, f: tuple[int, ...]) -> None:
+        a, b = (st[0], st[1]) if st[0] >= st[1] else (st[1], st[0])
         rows.append(i)
-        cols.append(idx[(st[0][0], st[0][1], st[1][0], st[1][1])])
+        cols.append(idx[(a[0], a[1], b[0], b[1])])
         coef.append(c)
         facs.append(f + (0,) * (3 - len(f)))
 
@@ -577,11 +593,13 @@ def _pair_structure(pop: int, ph: int, a_pos: tuple[bool, ...], t_pos: tuple[boo
                         s2 = list(st)
                         s2[k] = (n - 1, jj)
                         add(i, s2, 1.0, (o_e + j, o_a + jj))
-    n1v = np.array([k[0] for k in keys], dtype=float)
+    n1v = np.array([0.5 * (k[0] + k[2]) for k in keys], dtype=float)
     busy = np.zeros((len(keys), ph))
     for i, key in enumerate(keys):
         if key[0]:
-            busy[i, key[1]] = 1.0
+            busy[i, key[1]] += 0.5
+        if key[2]:
+            busy[i, key[3]] += 0.5
     return (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(coef),
             np.array(facs, dtype=np.int64), n1v, busy)
 
@@ -610,6 +628,47 @@ def pair_residence(Z: float, pop: int, S: float, cs2: float) -> tuple[float, flo
     return Q / X, Q, X
 
 
+def _pair_residence_ref(Z: float, pop: int, S: float, cs2: float) -> tuple[float, float, float]:
+    """Reference of :func:`pair_residence` without the mirror lumping (state by state; tests)."""
+    alpha, T = handler_ph(S, cs2)
+    ph = len(alpha)
+    ext = -T.sum(axis=1)
+    keys = [(n1, j1, n2, j2) for n1 in range(pop + 1) for n2 in range(pop + 1 - n1)
+            for j1 in (range(ph) if n1 else (-1,)) for j2 in (range(ph) if n2 else (-1,))]
+    idx = {k: i for i, k in enumerate(keys)}
+    rows: list[int] = []
+    cols: list[int] = []
+    rates: list[float] = []
+    for i, (n1, j1, n2, j2) in enumerate(keys):
+        st = [(n1, j1), (n2, j2)]
+        free = pop - n1 - n2
+        for k in range(2):
+            n, j = st[k]
+            moves: list[tuple[tuple[int, int], float]] = []
+            if free:
+                if n == 0:
+                    moves += [((1, jj), 0.5 * free / Z * alpha[jj]) for jj in range(ph)]
+                else:
+                    moves.append(((n + 1, j), 0.5 * free / Z))
+            if n:
+                moves += [((n, jj), T[j, jj]) for jj in range(ph) if jj != j]
+                if n == 1:
+                    moves.append(((0, -1), ext[j]))
+                else:
+                    moves += [((n - 1, jj), ext[j] * alpha[jj]) for jj in range(ph)]
+            for new, rate in moves:
+                if rate > 0:
+                    s2 = list(st)
+                    s2[k] = new
+                    rows.append(i)
+                    cols.append(idx[(s2[0][0], s2[0][1], s2[1][0], s2[1][1])])
+                    rates.append(float(rate))
+    pi = _stationary(np.array(rows), np.array(cols), np.array(rates), len(keys))
+    Q = float(sum(p * k[0] for p, k in zip(pi, keys)))
+    X = float(sum(p * ext[k[1]] for p, k in zip(pi, keys) if k[0]))
+    return Q / X, Q, X
+
+
 def pair_effective(lam: float, Ro: float, pop: int, S: float, cs2: float) -> tuple[float, float]:
     """``(residence per visit, mean number present)`` of a twin station fed at rate ``lam``.
 
@@ -620,6 +679,59 @@ def pair_effective(lam: float, Ro: float, pop: int, S: float, cs2: float) -> tup
     Z = max(pop / (2.0 * lam) - Ro, 1e-3 * S)
     Rv, Qv, _ = pair_residence(Z, int(pop), S, cs2)
     return Rv, Qv
+
+
+#: iterates the fixed point of :func:`solve_node` remembers for Anderson mixing
+#: (depth 1 took 25-35 iterations at the slowest points of the domain, depth 3
+#: about half as many)
+ANDERSON_DEPTH = 3
+
+
+def _anderson_step(x: np.ndarray, g: np.ndarray, hist: list[tuple[np.ndarray, np.ndarray]],
+                   sources: float) -> np.ndarray:
+    """Next iterate of the fixed point ``x = f(x)`` from the residual ``g = f(x) - x``.
+
+    Anderson mixing (type II) over the last :data:`ANDERSON_DEPTH` iterates,
+    damped by :data:`DAMP`: with ``dX``, ``dG`` the differences of the stored
+    iterates and residuals, ``c`` minimises ``|g - dG c|`` (least squares)
+    and ``x' = x + b g - (dX + b dG) c``, ``b = 1 - DAMP``.  A candidate
+    that leaves the physical region (a time <= 0, or ``X R_q >= sources``,
+    more requests in service than there are sources) is replaced by the
+    damped step ``x + b g`` and the history is restarted; so is a
+    candidate step shorter than a tenth of the damped one (relative to
+    ``x``: a degenerate history, which stalls the iteration).  ``hist`` is
+    updated in place with ``(x, g)``.
+
+    References
+    ----------
+    Walker, H. F. and Ni, P. (2011). Anderson acceleration for fixed-point
+    iterations. SIAM J. Numer. Anal. 49(4), 1715-1735.
+    """
+    b = 1.0 - DAMP
+    xn = x + b * g
+    if hist:
+        dX = np.array([x - h[0] for h in hist]).T
+        dG = np.array([g - h[1] for h in hist]).T
+        c, *_ = np.linalg.lstsq(dG, g, rcond=1e-10)
+        cand = xn - (dX + b * dG) @ c
+        # accept only a physical point: positive times (R_o is 0 without a
+        # station), and fewer requests in service than there are sources
+        # (X * R_q < sources)
+        scale = np.maximum(np.abs(x), 1e-300)
+        # a step far shorter than the damped one stalls the iteration (a degenerate
+        # history: the residual did not respond to the last moves)
+        stall = np.max(np.abs(cand - x) / scale) < 0.1 * np.max(np.abs(b * g) / scale)
+        if (np.all(np.isfinite(cand)) and cand[0] > 0 and cand[1] > 0 and cand[2] >= 0
+                and cand[1] < sources * cand[0] and not stall):
+            xn = cand
+        else:
+            hist.clear()
+    hist.insert(0, (x.copy(), g.copy()))
+    del hist[ANDERSON_DEPTH:]
+    # the step stays physical too (an overshoot of R_q would make the
+    # finite-source arrival rate infinite)
+    xn[1] = min(xn[1], 0.999 * sources * xn[0])
+    return xn
 
 
 @functools.lru_cache(maxsize=64)
@@ -647,7 +759,8 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     ``phi`` (see :func:`station_residence`); the away time then also holds
     ``visits`` residences at such stations, each fed at rate
     ``threads * visits / R``.  With ``pair`` (a population) in ``station``
-    the station is one of two twins (:func:`pair_effective`).  ``x0``: a
+    the station is one of two twins (:func:`pair_effective`); with
+    ``wait_factor`` the single station's waiting time is multiplied by it.  ``x0``: a
     first guess of ``(R, R_q, R_o)`` (default: the contention-free values).
 
     Returns a dict with ``R`` (cycle), ``R_w`` (computing), ``R_p`` (pending:
@@ -659,6 +772,16 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     st = station
     Ro = st["S"] if st else 0.0
     R = W + delay + 2.0 * o + (st["visits"] * Ro if st else 0.0)
+    if st and x0 is None:
+        # a station past its capacity at the contention-free cycle starts near its
+        # bottleneck bound R = threads visits S / servers, at 95% utilization (the
+        # contention-free start is then far off: ~10 iterations more near
+        # saturation; a start at the bound itself lands in the held-utilization
+        # regime, SAT_IDLE, whose fixed point can be spurious)
+        Rb = st["threads"] * st["visits"] * st["S"] / (0.95 * st["servers"])
+        if Rb > R:
+            Ro += (Rb - R) / st["visits"]
+            R = Rb
     x = np.array([R, Rq, Ro]) if x0 is None else np.array(x0, dtype=float)
     it_total = 0
     first = True
@@ -666,8 +789,9 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     while True:
         ch = _chain(int(sources), float(W), float(o), float(cs2), int(min(sources, nmax)))
         want = 1e-3 if first and ch.nmax < sources else tol
-        prev: tuple[np.ndarray, np.ndarray] | None = None
+        hist: list[tuple[np.ndarray, np.ndarray]] = []
         for it in range(1, max_iter + 1):
+            sat_was = sat
             R, Rq, Ro = x
             X = 1.0 / R
             gamma = X / max(sources - X * Rq, 1e-12)
@@ -700,7 +824,15 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                 else:
                     Ron, Qo, U = station_effective(lam_o, Ro, st["sources"], st["servers"],
                                                    st["S"], st["cs2"], phi, busy=True)
-                    sat = U if U >= 1.0 - SAT_IDLE else 0.0
+                    fw = st.get("wait_factor", 1.0)
+                    if fw != 1.0:
+                        # the waiting time scaled (the twin-station correction of the INI
+                        # model); the held-utilization regime would bypass the factor
+                        Rs = Ron
+                        Ron = st["S"] + fw * (Rs - st["S"])
+                        Qo *= Ron / Rs
+                    else:
+                        sat = U if U >= 1.0 - SAT_IDLE else 0.0
                 Ron = max(Ron, floor)
             else:
                 Ron, Qo = 0.0, 0.0
@@ -720,22 +852,11 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                 sat = U if U >= 1.0 - SAT_IDLE else 0.0
             elif res < want:
                 break
-            # Anderson mixing (depth 1) on the residual g = f(x) - x, damped
-            xn = x + (1.0 - DAMP) * g
-            if prev is not None:
-                dg, dx = g - prev[1], x - prev[0]
-                den = float(dg @ dg)
-                if den > 0:
-                    th = float(g @ dg) / den
-                    cand = xn - th * (dx + (1.0 - DAMP) * dg)
-                    # accept only a physical point: positive times, and fewer requests
-                    # in service than there are sources (X * R_q < sources)
-                    if np.all(cand > 0) and cand[1] < sources * cand[0]:
-                        xn = cand
-            # the damped step stays physical too (an overshoot of R_q would make the
-            # finite-source arrival rate infinite)
-            xn[1] = min(xn[1], 0.999 * sources * xn[0])
-            prev = (x, g)
+            if sat != sat_was:
+                # the station's map changed (chain solve <-> held utilization): the
+                # stored iterates belong to the other map
+                hist.clear()
+            xn = _anderson_step(x, g, hist, sources)
             x = xn
         it_total += it
         top = float(pi[ch.top].sum())
@@ -749,6 +870,14 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                                                              / math.log(ratio)) + 2)))
         first = False
     R = 1.0 / Xn
+    if st:
+        # a station at its capacity: the fixed point stops within its tolerance of the
+        # bound R = threads visits S / servers, possibly just below it (a utilization of
+        # 1 + 1e-7); the bound is exact, so the last step onto it is taken here
+        Rb = st["threads"] * st["visits"] * st["S"] / st["servers"]
+        if R < Rb <= R * (1.0 + 10.0 * tol):
+            Ron += (Rb - R) / st["visits"]
+            R = Rb
     return {"R": R, "R_w": float(pi[ch.is_C].sum()) * R, "R_p": float(pi[ch.is_P].sum()) * R,
             "R_q": Qq / lam_in, "R_y": float(pi[ch.is_Y].sum()) * R, "Q_q": Qq,
             "Q_y": float(pi[ch.is_Y].sum()), "R_o": Ron, "Q_o": Qo,
@@ -779,6 +908,20 @@ def _release(th: list, other: int, kind: str, node: int) -> None:
         th[other] = (kind, node, st[2], 0)
 
 
+#: most Erlang phases of the handler in the whole-machine chain, by machine size;
+#: a more regular handler (Erlang-``k``, ``k`` above this) is solved at ``cs2 = 1,
+#: 1/2, 1/3`` and the results extrapolated quadratically in ``cs2`` (P = 3:
+#: Erlang-5 and -6 have 6,290 and 8,741 states and take 70-250 ms a solve, the
+#: three chains 4,935 states in all, fewer fill-in and 20-40 ms; Erlang-4 has
+#: 4,295 states and is solved as it is).  On 24 random P = 3 points the
+#: extrapolation differs from the Erlang-k chain by 0.007% of R on average,
+#: 0.08% at most
+FULL_MAX_ERLANG = {3: 4}
+
+#: the fields of :func:`solve_full` that are extrapolated in ``cs2``
+_FULL_TIMES = ("R", "R_w", "R_p", "R_q", "R_y")
+
+
 def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
                latency_stages: int = 4) -> dict[str, Any]:
     """The whole machine of ``P`` processors as one Markov chain (small ``P`` only).
@@ -796,7 +939,42 @@ def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
     rate is stored as a product of at most three base rates, so a new point
     only evaluates the products and solves (same results as the
     state-by-state reference :func:`_solve_full_ref`).
+
+    A handler more regular than Erlang-:data:`FULL_MAX_ERLANG` (``P = 3``)
+    is not represented phase by phase: the chain is solved for ``cs2 = 1,
+    1/2, 1/3`` and the residences extrapolated by the quadratic through the
+    three to the Erlang-``k`` handler of :func:`handler_ph`, ``cs2 = 1/k``
+    (the mean waiting time of an M/G/1 queue is linear in ``cs2``; the
+    quadratic term takes up the machine's coupling).  Extrapolating further,
+    to the simulator's deterministic handler at ``cs2 = 0``, moved R by less
+    than 1% and not closer to the simulator (the constant latency, Erlang in
+    the chain, is the larger error at these points).  The queue
+    lengths follow by Little's law (``Q_q = R_q / R``, ``Q_y = R_y / R``, one
+    thread per processor).  The result then has ``extrapolated=True``.
     """
+    kmax = FULL_MAX_ERLANG.get(int(P))
+    if kmax is not None and cs2 < 1.0 and len(handler_ph(o, cs2)[0]) > kmax:
+        cs = np.array([1.0, 0.5, 1.0 / 3.0])
+        runs = [_solve_full_chain(P, W, o, float(c), L, latency_stages) for c in cs]
+        # the handler of the other methods: Erlang-k of handler_ph (k <= MAX_ERLANG)
+        target = 1.0 / len(handler_ph(o, cs2)[0])
+        # Lagrange weights of the quadratic through the three cs2 values, at target
+        wts = np.array([np.prod([(target - cs[m]) / (cs[k] - cs[m]) for m in range(3) if m != k])
+                        for k in range(3)])
+        out = dict(runs[0])
+        for key in _FULL_TIMES:
+            out[key] = float(sum(w * r[key] for w, r in zip(wts, runs)))
+        out["Q_q"] = out["R_q"] / out["R"]
+        out["Q_y"] = out["R_y"] / out["R"]
+        out["size"] = sum(int(r["size"]) for r in runs)
+        out["extrapolated"] = True
+        return out
+    return _solve_full_chain(P, W, o, cs2, L, latency_stages)
+
+
+def _solve_full_chain(P: int, W: float, o: float, cs2: float, L: float,
+                      latency_stages: int) -> dict[str, Any]:
+    """The chain of :func:`solve_full` with the handler's phases of :func:`handler_ph`."""
     alpha, T = handler_ph(o, cs2)
     ph = len(alpha)
     ext = -T.sum(axis=1)

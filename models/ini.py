@@ -1072,6 +1072,69 @@ def _solve_small_point(W: float, o: float, l_: float, O: float, L: float, ch: fl
     return dict(f, R_o=Ro, Q_o=Qo, converged=res <= tol, iterations=it, residual=res)
 
 
+#: most rounds of the twin-station correction (:func:`_solve_pair_point`)
+PAIR_ROUNDS = 12
+
+
+def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
+                      sources: int, station: dict[str, Any], tol: float,
+                      max_iter: int) -> dict[str, Any]:
+    """The node method with the twin INIs of a two-cluster machine (``station["pair"]``).
+
+    The twin-station chain (:func:`models._node.pair_residence`, up to
+    :data:`models._node.PAIR_MAX_POP` customers, thousands of states) costs
+    far more than the single finite-source station, so it is not solved at
+    every step of the node fixed point.  Instead the fixed point runs with
+    the single station whose waiting time is multiplied by a factor
+    ``f`` (``station["wait_factor"]``), and ``f`` is the ratio of the twin
+    station's waiting time to the single one's, both at the current fixed
+    point:
+
+    .. math:: f = \\frac{R_o^{pair}(\\lambda_o, R_o) - O}{R_o^{single}(\\lambda_o, R_o) - O}
+
+    iterated by secant steps on ``F(f) - f`` until ``|F(f) - f| <= tol F(f)``
+    (two or three twin-chain solves).  At that point the residence
+    used is the twin station's, so the fixed point is the one of the twin
+    chain solved at every step.
+    """
+    from models._node import pair_effective, solve_node, station_effective
+
+    single = {k: v for k, v in station.items() if k != "pair"}
+    delay = 2.0 * l_ + 2.0 * L
+
+    def run(f: float, x0: Any) -> tuple[dict[str, Any], float]:
+        st = dict(single, wait_factor=f) if f != 1.0 else single
+        v = solve_node(sources, W, o, ch, delay, station=st, tol=tol, max_iter=max_iter, x0=x0)
+        lam_o = station["threads"] * station["visits"] / v["R"]
+        Ro = v["R_o"]
+        Rp = pair_effective(lam_o, Ro, station["pair"], O, cO)[0]
+        Rs = station_effective(lam_o, Ro, single["sources"], single["servers"], O, cO,
+                               single["phi"])[0]
+        return v, ((Rp - O) / (Rs - O) if Rs - O > 1e-12 * O else 1.0)
+
+    f0 = 1.0
+    v, F0 = run(f0, None)
+    its = int(v["iterations"])
+    conv = abs(F0 - f0) <= tol * F0
+    f1 = F0
+    for _ in range(PAIR_ROUNDS):
+        if conv:
+            break
+        v, F1 = run(f1, (v["R"], v["R_q"], v["R_o"]))
+        its += int(v["iterations"])
+        conv = abs(F1 - f1) <= tol * F1
+        # secant step on h(f) = F(f) - f (F varies slowly with f: two or three rounds)
+        h0, h1 = F0 - f0, F1 - f1
+        nxt = f1 - h1 * (f1 - f0) / (h1 - h0) if h1 != h0 else F1
+        if not (math.isfinite(nxt) and nxt > 0):
+            nxt = F1
+        f0, F0, f1 = f1, F1, nxt
+    out = dict(v)
+    out["converged"] = bool(v["converged"]) and conv
+    out["iterations"] = its
+    return out
+
+
 def _solve_node_point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
                       N: float, K: int, clusters: int, dispatch: str, tol: float,
                       max_iter: int) -> dict[str, Any]:
@@ -1099,16 +1162,11 @@ def _solve_node_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
         v = _solve_small_point(W, o, l_, O, L, ch, cO, int(round(S * clusters)), station, tol,
                                max_iter)
     else:
-        x0 = None
         if station.get("pair"):
-            # the twin-station chain costs more than the single station: start it from
-            # the single station's fixed point (a few iterations instead of ~20)
-            single = {k: v for k, v in station.items() if k != "pair"}
-            v0 = solve_node(sources, W, o, ch, 2.0 * l_ + 2.0 * L, station=single, tol=1e-4,
-                            max_iter=max_iter)
-            x0 = (v0["R"], v0["R_q"], v0["R_o"])
-        v = solve_node(sources, W, o, ch, 2.0 * l_ + 2.0 * L, station=station, tol=tol,
-                       max_iter=max_iter, x0=x0)
+            v = _solve_pair_point(W, o, l_, O, L, ch, cO, sources, station, tol, max_iter)
+        else:
+            v = solve_node(sources, W, o, ch, 2.0 * l_ + 2.0 * L, station=station, tol=tol,
+                           max_iter=max_iter)
     lam = 1.0 / v["R"]
     # Q_o per INI node by Little's law (N threads' worth of 4 visits per node)
     return {"R": v["R"], "lam": lam, "R_w": v["R_w"], "R_p": v["R_p"], "R_q": v["R_q"],

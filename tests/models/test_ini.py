@@ -523,3 +523,39 @@ def test_results_scale_with_the_time_unit(method):
             assert getattr(r, k) == pytest.approx(getattr(ref, k) * s, rel=1e-9), k
         assert r.Q_o == pytest.approx(ref.Q_o, rel=1e-9) and r.lam * s == pytest.approx(ref.lam,
                                                                                           rel=1e-9)
+
+
+@pytest.mark.parametrize("N, dispatch, cO", [(11, "static", 3.3), (6, "round_robin", 9.0),
+                                             (16, "shared", 0.5)])
+def test_twin_ini_correction_is_the_twin_fixed_point(N, dispatch, cO):
+    """Two clusters of one INI: the node fixed point with the single station's waiting time
+    scaled (a few twin-chain solves) ends where the twin chain solved at every step ends,
+    and its INI residence is the twin chain's at that point."""
+    from models import _node
+
+    W, o, O, l_, L, co = 50.0, 40.0, 60.0, 5.0, 20.0, 4.0
+    st_ = ini._ini_station(N, 1, 2, dispatch, O, cO)
+    assert st_["pair"] == 2 * N
+    sources = N
+    tol = 1e-7
+    v = ini._solve_pair_point(W, o, l_, O, L, co, cO, sources, st_, tol, 200)
+    ref = _node.solve_node(sources, W, o, co, 2 * l_ + 2 * L, station=st_, tol=tol)
+    assert v["converged"]
+    assert v["R"] == pytest.approx(ref["R"], rel=1e-5)
+    assert v["R_o"] == pytest.approx(ref["R_o"], rel=1e-5)
+    lam_o = 4.0 * N / v["R"]
+    assert _node.pair_effective(lam_o, v["R_o"], 2 * N, O, cO)[0] == pytest.approx(v["R_o"],
+                                                                                   rel=1e-5)
+
+
+@given(st.sampled_from(ini.DISPATCH), st.integers(1, 16), st.integers(1, 3), st.integers(2, 6),
+       st.sampled_from([0.5, 1.0, 4.0]), st.sampled_from(["W", "L", "l"]))
+@settings(max_examples=15, deadline=None)
+def test_node_round_trip_non_decreasing_in_w_and_latencies(dispatch, N, K, clusters, cO,
+                                                           which):
+    """More compute or a longer latency never shortens the round trip (node method)."""
+    base = dict(N=N, K=K, clusters=clusters, W=200.0, o=30.0, O=40.0, l=10.0, L=50.0,
+                cs2_o=2.0, cs2_O=cO, dispatch=dispatch)
+    r = [float(solve(INIParams(**dict(base, **{which: base[which] * f})), method="node").R)
+         for f in (1.0, 2.0)]
+    assert r[1] >= r[0] * (1 - 1e-6)

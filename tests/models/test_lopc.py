@@ -307,3 +307,17 @@ def test_an_infinite_contention_free_round_trip_is_refused():
 
     with pytest.raises(ValueError, match=r"W \+ 2L \+ 2o .* must be a finite number of cycles"):
         LoPCParams(P=16, W=1000, o=1e308, L=1e308)
+
+
+@given(st.integers(2, 256), st.sampled_from([0.0, 0.5, 1.0, 4.0, 10.0]),
+       st.sampled_from(["W", "L"]), st.floats(1.1, 10.0))
+def test_node_method_monotone_in_w_and_l(P, cs2, which, factor):
+    """The node method's cycle grows with compute time and latency; handler residences do
+    not grow with compute time (the handlers' load falls)."""
+    base = dict(P=P, W=100.0, o=50.0, L=20.0, cs2=cs2)
+    a = solve(**base, method="node")
+    b = solve(**dict(base, **{which: base[which] * factor}), method="node")
+    assert b.R >= a.R * (1 - 1e-6)
+    if which == "W":
+        assert b.R_q <= a.R_q * (1 + 1e-6) and b.R_y <= a.R_y * (1 + 1e-6)
+        assert b.U_q <= a.U_q * (1 + 1e-9)

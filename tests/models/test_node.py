@@ -172,3 +172,59 @@ def test_saturated_station_shortcut_is_the_same_fixed_point(monkeypatch):
     assert 1 <= n_short < (len(calls) - n_short) / 2          # far fewer station chains
     for k in ("R", "R_q", "R_y", "R_o", "Q_o"):
         assert a[k] == pytest.approx(b[k], rel=1e-6), k
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 8), st.floats(0.01, 100.0), st.sampled_from([0.0, 0.5, 1.0, 2.0, 9.0]))
+def test_twin_stations_lumped_equal_reference(pop, Z, cs2):
+    """The twin-station chain with mirror states lumped equals the full state space."""
+    a = _node.pair_residence(Z, pop, 1.0, cs2)
+    b = _node._pair_residence_ref(Z, pop, 1.0, cs2)
+    for x, y in zip(a, b):
+        assert x == pytest.approx(y, rel=1e-9)
+
+
+@pytest.mark.parametrize("W, o, L, cs2", [(66.0, 1968.0, 4.4, 0.1), (8.6, 20.8, 23.7, 0.2),
+                                         (630.0, 1358.0, 84.0, 0.0)])
+def test_full_chain_extrapolated_in_cs2(W, o, L, cs2):
+    """P = 3 with an Erlang handler above FULL_MAX_ERLANG phases: the quadratic extrapolation
+    from cs2 = 1, 1/2, 1/3 stays within 0.3% of the Erlang-k chain itself, and keeps the
+    cycle's decomposition and Little's law."""
+    k = len(_node.handler_ph(o, cs2)[0])
+    assert k > _node.FULL_MAX_ERLANG[3]
+    a = _node.solve_full(3, W, o, cs2, L, latency_stages=1)
+    b = _node._solve_full_chain(3, W, o, cs2, L, 1)
+    assert a["extrapolated"]
+    for key in ("R", "R_q", "R_y"):
+        assert a[key] == pytest.approx(b[key], rel=3e-3)
+    assert a["R_w"] + a["R_p"] + a["R_q"] + a["R_y"] + 2 * L == pytest.approx(a["R"], rel=1e-9)
+    assert a["Q_q"] == pytest.approx(a["R_q"] / a["R"]) and a["Q_y"] == pytest.approx(a["R_y"] / a["R"])
+    # a handler the chain represents phase by phase is solved as it is
+    assert "extrapolated" not in _node.solve_full(3, W, o, 0.25, L, latency_stages=1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000))
+def test_anderson_step_solves_a_contraction(seed):
+    """Anderson mixing finds the fixed point of an affine contraction faster than the damped
+    iteration, and every iterate stays physical (R, R_q > 0, X R_q < sources)."""
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(-0.3, 0.3, (3, 3))
+    xs = np.array([10.0, 2.0, 1.0])
+    b = xs - A @ xs                          # fixed point xs
+
+    def run(anderson):
+        x, hist = np.array([5.0, 1.0, 0.5]), []
+        for it in range(1, 500):
+            g = A @ x + b - x
+            if np.max(np.abs(g) / x) < 1e-10:
+                return it, x
+            x = (_node._anderson_step(x, g, hist, 8.0) if anderson
+                 else x + (1 - _node.DAMP) * g)
+            assert x[0] > 0 and x[1] > 0 and x[1] < 8.0 * x[0]
+        return it, x
+
+    n_a, x_a = run(True)
+    n_d, _ = run(False)
+    assert np.allclose(x_a, xs, rtol=1e-8)
+    assert n_a <= n_d
