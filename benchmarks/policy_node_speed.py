@@ -2,19 +2,21 @@
 
 Draws ``--points`` points with :func:`mva.params.design` (scrambled Sobol, fixed
 seed) over the declared domain of :class:`models.policy.PolicyParams` and times,
-per policy, one-point solves by the node chain (``method="node"``, where it
-applies: at most 8 compute threads per node), closed-network MVA
-(``method="mva"``, the default and the strongest baseline: exact MVA on small
-lattices, else Bard-Schweitzer), the vectorised fixed point and the default
-``auto`` (the node chain at one compute thread per node, MVA elsewhere).  Prints mean / median / max
-milliseconds per solve by compute threads per node, the cold first call (a fresh
-interpreter: imports included) and the time of a 10^4-point grid by the default
-method (the vectorised fixed point, with a warning, above
+per policy, one-point solves by the node chain (``method="node"``, up to
+``--node-threads`` compute threads per node: at 9-16 a point can take minutes),
+closed-network MVA (``method="mva"``, the strongest baseline: exact MVA on
+small lattices, else Bard-Schweitzer), the vectorised fixed point and the
+default ``auto`` (the node chain at up to :data:`models.policy.AUTO_NODE_THREADS`
+compute threads on >= 3 nodes and at one thread on two, MVA elsewhere).
+Prints mean / median / max milliseconds per solve by compute threads per node,
+the median / p95 / max of every method over the whole design, the cold first
+call (a fresh interpreter: imports included) and the time of a 10^4-point grid
+by the default method (the vectorised fixed point, with a warning, above
 :data:`models.policy.AUTO_GRID_LIMIT` unique points).
 
 Usage::
 
-    python -m benchmarks.policy_node_speed --points 32 --seed 3
+    python -m benchmarks.policy_node_speed --points 32 --seed 3 --node-threads 16
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=32)
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--node-threads", type=int, default=8,
+                    help="most compute threads per node timed by method='node'")
     a = ap.parse_args()
     from models.policy import PolicyParams, preset, solve
     from mva.params import design
@@ -58,7 +62,7 @@ def main() -> None:
             n_c = {"fixed": kw["p"] - 1, "floating": kw["p"], "single": 1}[pol]
             row: dict[str, Any] = {"policy": pol, "n_c": n_c}
             for m in ("node", "mva", "fixed-point", "auto"):
-                if m == "node" and n_c > 8:
+                if m == "node" and n_c > a.node_threads:
                     continue
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -81,6 +85,11 @@ def main() -> None:
                 cells.append(f"{ms.mean():16.1f} {np.median(ms):6.1f} {ms.max():6.1f}" if ms.size
                              else f"{'-':>16s} {'-':>6s} {'-':>6s}")
             print(f"{pol:9s} {f'{lo}-{hi}':>6s} {len(rs):3d} " + " ".join(cells))
+    print("\nover the whole design, ms per point: median / p95 / max")
+    for m in ("node", "mva", "fixed-point", "auto"):
+        ms = np.array([r[m] for r in rows if m in r]) * 1e3
+        print(f"  {m:12s} {np.median(ms):8.1f} {np.percentile(ms, 95):8.1f} {ms.max():8.1f}"
+              f"  ({ms.size} solves)")
     U = np.linspace(0.02, 0.95, 100)[:, None]
     O = np.linspace(0.0, 20_000.0, 100)[None, :]
     prm = preset("stache", U=U, O_int=O, p=4, nodes=8)
