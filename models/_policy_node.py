@@ -506,10 +506,14 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     both nodes are solved as one chain (:func:`_pair_solve`, no fixed point).
     Otherwise the fixed point: :math:`\lambda' \leftarrow \lambda' X / \Lambda_{in}`,
     :math:`D \leftarrow 2L + t_{extra} + [\text{Fixed}] t_{transfer} + E[y] /
-    \Lambda_{in}`, damped geometrically (exponent 0.7), until both change by
-    less than ``tol`` relatively; the remote trip has :func:`_stages` Erlang
-    stages, chosen at the contention-free :math:`E[y]/\Lambda_{in}` and once
-    more at the converged one (the chain is rebuilt if that changes them).
+    \Lambda_{in}`, on :math:`(\log \lambda', \log D)` with Anderson acceleration
+    (:class:`_Anderson`), until both change by less than ``tol`` relatively;
+    the remote trip has :func:`_stages` Erlang stages, chosen at the
+    contention-free :math:`E[y]/\Lambda_{in}` and once more at the converged
+    one (the chain is rebuilt if that changes them).  The reply queue is
+    first capped at :data:`Y_CAP_FIRST` and the chain rebuilt at
+    :data:`Y_CAP` (warm-started) when a full queue has probability above
+    :data:`Y_TAIL` or the fixed point fails there.
 
     Examples
     --------

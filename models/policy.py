@@ -24,10 +24,11 @@ node's protocol processing is one FCFS server.  ``method="node"`` solves
 one node as a continuous-time Markov chain (threads, queued handlers, who
 runs the handler in service: dedicated, idle or interrupted processor, and
 its phase; :mod:`models._policy_node`) coupled to the other nodes by a fixed
-point on the message rates, where a node has at most 8 compute threads; on
+point on the message rates (at most 16 compute threads per node); on
 two nodes with one thread each it solves both nodes as one chain.  The
-default (``method="auto"``) takes that chain where a node has one compute
-thread (Single, Fixed with ``p = 2``) and ``method="mva"`` elsewhere:
+default (``method="auto"``) takes that chain where a node has at most 8
+compute threads on at least three nodes, or one thread on two nodes, and
+``method="mva"`` elsewhere:
 a closed queueing network (one chain of
 threads and one protocol server per node) solved by MVA of the :mod:`mva`
 engine, whose interrupt probability under Floating and Single -- an empty protocol
