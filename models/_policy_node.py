@@ -450,8 +450,9 @@ class _Anderson:
     With :math:`f_k = G(z_k) - z_k` and the differences :math:`\Delta Z, \Delta F` of
     the last ``memory`` iterates, :math:`\gamma = \arg\min \|f_k - \Delta F
     \gamma\|` and :math:`z_{k+1} = z_k + \beta f_k - (\Delta Z + \beta \Delta F)
-    \gamma`; the history restarts when the residual grows, and a step is at most 1
-    (a factor :math:`e` on the rate and the delay, which are iterated as logarithms).
+    \gamma`; the history restarts when the residual more than doubles, and a step
+    is at most 1 (a factor :math:`e` on the rate and the delay, which are iterated
+    as logarithms).
     Without history it is the damped step :math:`z + \beta f` (Walker and Ni 2011).
     """
 
@@ -583,6 +584,7 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
         R_y = s_y
         acc = _Anderson(ANDERSON_MEMORY, DAMPING)
         z = np.log([lam, D])
+        abandoned = False
         for it in range(1, max_iter + 1):
             lam, D = np.exp(z)
             rate = ch.base * np.array([1.0, lam, 1.0 / D])[ch.mode]
@@ -598,13 +600,14 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
                 conv = True
                 break
             if cap < ycap and it >= 2 and float(pi @ (y_ >= cap)) > 100 * Y_TAIL:
-                break                          # the small cap will not do: rebuild now
+                abandoned = True               # the small cap will not do: rebuild now
+                break
             z = acc.step(z, np.log([lam_new, D_new]))
         it_all += it
         # the truncation: the probability of a full reply queue bounds what it loses
         if cap < ycap and (not conv or float(pi @ (y_ >= cap)) > Y_TAIL):
             cap = ycap
-            if not conv:                       # start again from the contention-free point
+            if not conv and not abandoned:     # failed: again from the contention-free point
                 lam, D = lam0, D0
             continue
         if not conv:
