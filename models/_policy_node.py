@@ -452,7 +452,9 @@ class _Anderson:
     \gamma\|` and :math:`z_{k+1} = z_k + \beta f_k - (\Delta Z + \beta \Delta F)
     \gamma`; the history restarts when the residual more than doubles, and a step
     is at most 1 (a factor :math:`e` on the rate and the delay, which are iterated
-    as logarithms).
+    as logarithms).  When the residual has not halved for ``memory + 2`` steps (a
+    cycle of large steps, seen on saturated nodes) the acceleration is dropped and
+    the mixing halved at each further stall (at least 0.02).
     Without history it is the damped step :math:`z + \beta f` (Walker and Ni 2011).
     """
 
@@ -460,10 +462,21 @@ class _Anderson:
         self.memory, self.beta = memory, beta
         self.Z: list[np.ndarray] = []
         self.F: list[np.ndarray] = []
+        self.best, self.stall = np.inf, 0
 
     def step(self, z: np.ndarray, g: np.ndarray) -> np.ndarray:
         f = g - z
-        if self.F and np.max(np.abs(f)) > 2.0 * np.max(np.abs(self.F[-1])):
+        r = float(np.max(np.abs(f)))
+        if r < 0.5 * self.best:
+            self.best, self.stall = r, 0
+        else:
+            self.stall += 1
+        if self.stall > self.memory + 2:
+            # no progress (a cycle of large steps): plain steps, mixing halved
+            self.Z, self.F = [], []
+            self.beta, self.stall, self.best = max(self.beta / 2, 0.02), 0, r
+            self.memory = 0
+        if self.F and r > 2.0 * np.max(np.abs(self.F[-1])):
             self.Z, self.F = [], []
         self.Z.append(z.copy())
         self.F.append(f.copy())
