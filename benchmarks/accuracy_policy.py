@@ -13,12 +13,23 @@ utilization, how often the faster of Fixed/Floating and Fixed/Single is named
 correctly where the simulator separates them beyond their 95% intervals, and
 the cost per solve.
 
+``--simulate N --seed S --out-sims F`` instead simulates the points of
+:func:`validation.domain.design_points` (seed ``S``) until the 95% half-width
+of the cycle time is 1% of it (:func:`validation.domain.simulate_point`, as the
+stored references) and writes them as JSON; ``--references F`` then solves the
+methods at the stored simulations of ``F`` (such a file, or the held-out
+``validation/data/domain/policy.json``) instead of simulating, ``--methods``
+choosing which (``node`` only up to ``--node-threads`` compute threads: beyond,
+a point can take minutes).
+
 Usage::
 
     python -m benchmarks.accuracy_policy --points 64 --cycles 20000 --seed 7
     python -m benchmarks.accuracy_policy --points 200 --seed 4242 --range 0:100 --out a.json
     python -m benchmarks.accuracy_policy --points 200 --seed 4242 --range 100:200 --out b.json
     python -m benchmarks.accuracy_policy --load a.json b.json
+    python -m benchmarks.accuracy_policy --simulate 160 --seed 778 --out-sims sims.json
+    python -m benchmarks.accuracy_policy --references sims.json --methods auto node mva --out r.json
 """
 
 from __future__ import annotations
@@ -91,9 +102,68 @@ def run(points: int, cycles: int, seed: int, out: str | None,
     return rows
 
 
+def simulate_design(points: int, seed: int, out: str) -> None:
+    """Simulate the ``points`` design points of seed ``seed`` to the references' 1% half-width."""
+    from validation.domain import design_points, simulate_point
+
+    rows = []
+    for k, pt in enumerate(design_points("policy", points, seed=seed)):
+        d = simulate_point(family="policy", seed=seed * 1000 + k, **pt)
+        rows.append({**pt, **{a: b for a, b in d.items()
+                              if isinstance(b, (int, float, bool, str))}})
+        print(f"simulated {k} {pt['variant']}", flush=True)
+        with open(out, "w") as fh:
+            json.dump({"seed": seed, "points": points, "rows": rows}, fh)
+
+
+def solve_references(path: str, methods: tuple[str, ...], node_threads: int,
+                     out: str | None, span: tuple[int, int] | None = None,
+                     every: int = 1) -> list[dict]:
+    """Rows of :func:`run`'s format from stored simulations (no simulation here)."""
+    from models.policy import PolicyParams, solve
+
+    with open(path) as fh:
+        refs = json.load(fh)["rows"]
+    lo, hi = span if span else (0, len(refs))
+    rows = []
+    for ref in refs[lo:hi]:
+        if ref.get("saturated") or ref.get("error") or ref["i"] % every:
+            continue
+        kw = {k: ref[k] for k in FIELDS}
+        prm = PolicyParams(**kw)
+        pol = ref["variant"]
+        n_c = {"fixed": kw["p"] - 1, "floating": kw["p"], "single": 1}[pol]
+        row: dict[str, Any] = {"i": ref["i"], "policy": pol, **kw, "C": float(prm.compute_time)}
+        row.update({f"sim_{k}": ref[k] for k in ("R", "T", "T_hw", "P_int", "U_pp")})
+        for m in methods:
+            if m == "node" and n_c > node_threads:
+                continue
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = solve(prm, pol, method=m)
+            row[f"{m}_s"] = time.perf_counter() - t0
+            row[f"{m}_R"] = float(r.cycle_time)
+            row[f"{m}_T"] = float(r.execution_time)
+            row[f"{m}_RT"] = float(r.round_trip)
+            row[f"{m}_P_int"] = float(r.interrupt_probability)
+            row[f"{m}_U_pp"] = float(r.pp_utilization)
+            row[f"{m}_sat"] = bool(r.saturated)
+            row[f"{m}_method"] = r.method
+        rows.append(row)
+        if out and len(rows) % 20 == 0:
+            with open(out, "w") as fh:
+                json.dump(rows, fh, indent=0)
+    if out:
+        with open(out, "w") as fh:
+            json.dump(rows, fh, indent=0)
+    return rows
+
+
 def tables(rows: list[dict], common: bool = False) -> None:
     if common:   # only the (point, policy) pairs every method solved
-        rows = [r for r in rows if all(f"{m}_T" in r for m in METHODS)]
+        present = [m for m in METHODS if any(f"{m}_T" in r for r in rows)]
+        rows = [r for r in rows if all(f"{m}_T" in r for m in present)]
         print("\n-- restricted to the points every method solves (node: n_c <= 8) --")
     print(f"\n{'method':12s} {'policy':9s} {'n':>4s} {'T mean':>7s} {'T p95':>7s} {'T max':>7s} "
           f"{'RT mean':>7s} {'RT p95':>7s} {'RT max':>7s} {'Pint mae':>8s} {'Upp mae':>8s} "
@@ -142,8 +212,16 @@ def tables(rows: list[dict], common: bool = False) -> None:
     nsat = sum(1 for r in rows if "sim_error" in r)
     print(f"\nsimulator failures (saturation): {nsat}")
     for m in TABLE_METHODS:
-        flagged = sum(1 for r in rows if r.get(f"{m}_sat"))
-        print(f"{m:12s} flags saturated at {flagged} of {sum(1 for r in rows if f'{m}_T' in r)}")
+        rs = [r for r in rows if f"{m}_T" in r]
+        flagged = sum(1 for r in rs if r.get(f"{m}_sat"))
+        agree = sum(1 for r in rs if r.get(f"{m}_sat") == (r.get("sim_U_pp", 0.0) >= 0.95))
+        print(f"{m:12s} flags saturated at {flagged} of {len(rs)}; agrees with the simulated "
+              f"protocol processor being >= 95% busy at {agree}")
+    for m in TABLE_METHODS:
+        ms = np.array([r[f"{m}_s"] for r in rows if f"{m}_s" in r]) * 1e3
+        if ms.size:
+            print(f"{m:12s} ms per point: median {np.median(ms):.0f}, p95 "
+                  f"{np.percentile(ms, 95):.0f}, max {ms.max():.0f}")
 
 
 def main() -> None:
@@ -155,17 +233,29 @@ def main() -> None:
     ap.add_argument("--range", default=None, help="only the design points lo:hi")
     ap.add_argument("--load", default=None, nargs="+",
                     help="print the tables of saved JSON runs (concatenated)")
+    ap.add_argument("--simulate", type=int, default=None,
+                    help="simulate this many design points to 1%% half-width (--out-sims)")
+    ap.add_argument("--out-sims", default=None)
+    ap.add_argument("--references", default=None,
+                    help="solve the methods at the stored simulations of this JSON file")
+    ap.add_argument("--methods", nargs="+", default=list(METHODS))
+    ap.add_argument("--node-threads", type=int, default=8)
+    ap.add_argument("--every", type=int, default=1,
+                    help="with --references: only the design points i with i %% every == 0")
     a = ap.parse_args()
-    if a.load:
+    if a.simulate:
+        simulate_design(a.simulate, a.seed, a.out_sims or f"policy_sims_{a.seed}.json")
+        return
+    span = tuple(int(x) for x in a.range.split(":")) if a.range else None
+    if a.references:
+        rows = solve_references(a.references, tuple(a.methods), a.node_threads, a.out, span,
+                                a.every)
+    elif a.load:
         rows = []
         for path in a.load:
             with open(path) as fh:
                 rows += json.load(fh)
     else:
-        span = None
-        if a.range:
-            lo, hi = (int(x) for x in a.range.split(":"))
-            span = (lo, hi)
         rows = run(a.points, a.cycles, a.seed, a.out, span)
     tables(rows)
     tables(rows, common=True)

@@ -2,19 +2,27 @@
 
 Draws ``--points`` points with :func:`mva.params.design` (scrambled Sobol, fixed
 seed) over the declared domain of :class:`models.policy.PolicyParams` and times,
-per policy, one-point solves by the node chain (``method="node"``, where it
-applies: at most 8 compute threads per node), closed-network MVA
-(``method="mva"``, the default and the strongest baseline: exact MVA on small
-lattices, else Bard-Schweitzer), the vectorised fixed point and the default
-``auto`` (the node chain at one compute thread per node, MVA elsewhere).  Prints mean / median / max
-milliseconds per solve by compute threads per node, the cold first call (a fresh
-interpreter: imports included) and the time of a 10^4-point grid by the default
-method (the vectorised fixed point, with a warning, above
+per policy, one-point solves by the node chain (``method="node"``, up to
+``--node-threads`` compute threads per node: at 9-16 a point can take minutes),
+closed-network MVA (``method="mva"``, the strongest baseline: exact MVA on
+small lattices, else Bard-Schweitzer), the vectorised fixed point and the
+default ``auto`` (the node chain at up to :data:`models.policy.AUTO_NODE_THREADS`
+compute threads on >= 3 nodes and at one thread on two, MVA elsewhere).
+Prints mean / median / max milliseconds per solve by compute threads per node,
+the median / p95 / max of every method over the whole design, the cold first
+call (a fresh interpreter: imports included) and the time of a 10^4-point grid
+by the default method (the vectorised fixed point, with a warning, above
 :data:`models.policy.AUTO_GRID_LIMIT` unique points).
+
+``--against REV`` also times the node chain of git revision ``REV``
+(``models/_policy_node.py`` as it was there, loaded from ``git show``) on the
+same points (at most 8 threads, the decomposition only) and prints both
+solvers' cost, fixed-point iterations and their largest throughput difference.
 
 Usage::
 
-    python -m benchmarks.policy_node_speed --points 32 --seed 3
+    python -m benchmarks.policy_node_speed --points 32 --seed 3 --node-threads 16
+    python -m benchmarks.policy_node_speed --points 24 --seed 11 --against 039183f
 """
 
 from __future__ import annotations
@@ -32,10 +40,62 @@ FIELDS = ("p", "nodes", "U", "o_req", "o_reply", "o_resp", "L", "O_int", "o_dire
           "o_indirect", "t_transfer", "handler_cs2")
 
 
+def against(rev: str, d: Any, points: int) -> None:
+    """Time the node chain of git revision ``rev`` and the current one on the same points."""
+    import importlib.util
+    import os
+    import tempfile
+
+    import models._policy_node as new
+    from models.policy import PolicyParams, _arrays, _unique_points
+
+    src = subprocess.run(["git", "show", f"{rev}:models/_policy_node.py"], capture_output=True,
+                         text=True, check=True).stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "old_policy_node.py")
+        with open(path, "w") as fh:
+            fh.write(src)
+        spec = importlib.util.spec_from_file_location("old_policy_node", path)
+        assert spec is not None and spec.loader is not None
+        old = importlib.util.module_from_spec(spec)
+        sys.modules["old_policy_node"] = old       # dataclasses look their module up
+        spec.loader.exec_module(old)
+    T: dict[str, list[float]] = {"old": [], "new": []}
+    its: dict[str, list[int]] = {"old": [], "new": []}
+    diff = 0.0
+    for i in range(points):
+        kw = {k: (int(d[k][i]) if k in ("p", "nodes") else float(d[k][i])) for k in FIELDS}
+        for pol in ("fixed", "floating", "single"):
+            n_c = {"fixed": kw["p"] - 1, "floating": kw["p"], "single": 1}[pol]
+            if (pol == "fixed" and kw["p"] < 2) or n_c > 8 or (kw["nodes"] == 2 and n_c == 1):
+                continue
+            names, uniq, _ = _unique_points(_arrays(PolicyParams(**kw), pol))
+            v = {k: float(x) for k, x in zip(names, uniq[0])}
+            X = {}
+            for lab, mod in (("old", old), ("new", new)):
+                t = time.perf_counter()
+                r = mod.solve_point(v, pol, tol=1e-9, max_iter=500)
+                T[lab].append(time.perf_counter() - t)
+                its[lab].append(int(r["it"]))
+                X[lab] = r["X"]
+            diff = max(diff, abs(X["new"] / X["old"] - 1.0))
+    print(f"\nnode chain of {rev} against the current one, same points (<= 8 threads, "
+          f"decomposition): ms per point and fixed-point iterations")
+    for lab in ("old", "new"):
+        ms = np.array(T[lab]) * 1e3
+        print(f"  {lab:4s} n={ms.size:3d} median {np.median(ms):7.1f} mean {ms.mean():7.1f} "
+              f"p95 {np.percentile(ms, 95):7.1f} max {ms.max():7.1f}; iterations median "
+              f"{np.median(its[lab]):.0f} max {max(its[lab])}")
+    print(f"  largest relative throughput difference: {diff:.1e}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=32)
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--against", default=None, help="git revision of an earlier node chain")
+    ap.add_argument("--node-threads", type=int, default=8,
+                    help="most compute threads per node timed by method='node'")
     a = ap.parse_args()
     from models.policy import PolicyParams, preset, solve
     from mva.params import design
@@ -58,7 +118,7 @@ def main() -> None:
             n_c = {"fixed": kw["p"] - 1, "floating": kw["p"], "single": 1}[pol]
             row: dict[str, Any] = {"policy": pol, "n_c": n_c}
             for m in ("node", "mva", "fixed-point", "auto"):
-                if m == "node" and n_c > 8:
+                if m == "node" and n_c > a.node_threads:
                     continue
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -81,6 +141,13 @@ def main() -> None:
                 cells.append(f"{ms.mean():16.1f} {np.median(ms):6.1f} {ms.max():6.1f}" if ms.size
                              else f"{'-':>16s} {'-':>6s} {'-':>6s}")
             print(f"{pol:9s} {f'{lo}-{hi}':>6s} {len(rs):3d} " + " ".join(cells))
+    print("\nover the whole design, ms per point: median / p95 / max")
+    for m in ("node", "mva", "fixed-point", "auto"):
+        ms = np.array([r[m] for r in rows if m in r]) * 1e3
+        print(f"  {m:12s} {np.median(ms):8.1f} {np.percentile(ms, 95):8.1f} {ms.max():8.1f}"
+              f"  ({ms.size} solves)")
+    if a.against:
+        against(a.against, d, a.points)
     U = np.linspace(0.02, 0.95, 100)[:, None]
     O = np.linspace(0.0, 20_000.0, 100)[None, :]
     prm = preset("stache", U=U, O_int=O, p=4, nodes=8)

@@ -36,7 +36,7 @@ stream loses.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -45,15 +45,20 @@ __all__ = ["solve_point"]
 #: most reply handlers queued at one node in the chain (arrivals beyond are blocked; the
 #: blocked fraction is reported and drives the saturation flag)
 Y_CAP = 16
+#: reply-queue cap of the chain's first build; the chain is rebuilt at ``Y_CAP`` when the
+#: probability of a full queue there exceeds :data:`Y_TAIL` (most points never fill it)
+Y_CAP_FIRST = 6
+#: largest probability of a full reply queue accepted at the first (smaller) cap
+Y_TAIL = 1e-6
 #: most PH phases per handler for near-deterministic handlers (state count grows with it)
 MAX_ORDER = 3
 #: most compute threads per node with separate queues of send and response handlers (beyond,
 #: one queue of local handlers whose kind is drawn when one starts: the state count grows as
 #: n_c^2 instead of n_c^3)
 SPLIT_THREADS = 4
-#: most compute threads per node the chain accepts (its state count grows as n_c^2 Y_CAP and
-#: a solve takes seconds beyond)
-MAX_THREADS = 8
+#: most compute threads per node the chain accepts: the declared domain's largest p (its state
+#: count grows as n_c^2 Y_CAP: 2,000-12,500 states at 9-16 threads, 1 s to minutes a point)
+MAX_THREADS = 16
 #: most Erlang stages of the remote trip per compute-thread count (the trip is deterministic
 #: network latency plus the remote reply's residence; an exponential trip adds queueing a
 #: near-deterministic machine does not have)
@@ -322,68 +327,170 @@ def _build(n_c: int, M: int, fixed: bool, ph: dict[tuple[int, int], Any], ycap: 
                   init=int(newi[init]))
 
 
-def _system(ch: _Chain, rate: np.ndarray, n: int, ref: int) -> tuple[Any, np.ndarray]:
+def _pattern(ch: _Chain, n: int, ref: int) -> dict[str, Any]:
+    """Sparsity pattern of the balance system with ``pi_ref = 1`` (built once per chain).
+
+    The system's values are then refilled from the transition rates by one
+    :func:`numpy.bincount` per solve (:func:`_system`): only the rates change
+    between the iterations of the fixed point (the arrival factor and the
+    remote trip), never the pattern.
+    """
+    m = n - 1
+    new = np.arange(n) - (np.arange(n) > ref)
+    keep = (ch.dst != ref) & (ch.src != ref)
+    ar = np.delete(np.arange(n), ref)
+    rows = new[np.concatenate([ch.dst[keep], ar])]
+    cols = new[np.concatenate([ch.src[keep], ar])]
+    uk, inv = np.unique(cols * m + rows, return_inverse=True)   # CSC order: by column, row
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(uk // m, minlength=m))])
+    e0 = (ch.src == ref) & (ch.dst != ref)
+    return dict(ref=ref, keep=keep, ar=ar, inv=np.ravel(inv), nnz=uk.size,
+                indices=(uk % m).astype(np.int32), indptr=indptr.astype(np.int32),
+                e0=e0, bidx=new[ch.dst[e0]])
+
+
+def _system(ch: _Chain, rate: np.ndarray, n: int, pat: Mapping[str, Any]) -> tuple[Any, np.ndarray]:
     """Balance equations of every state but ``ref``, with ``pi_ref = 1``: (matrix, rhs).
 
     Fixing one component instead of replacing an equation by the normalisation keeps
-    the system free of a dense row, so the sparse LU fills in little.
+    the system free of a dense row, so the sparse LU fills in little.  The matrix is
+    the transpose of the generator without the reference state's row and column:
+    each column sums to the rate into ``ref`` (column diagonally dominant).
     """
     import scipy.sparse as sps
 
     out = np.bincount(ch.src, weights=rate, minlength=n)
-    new = np.arange(n) - (np.arange(n) > ref)
-    keep = (ch.dst != ref) & (ch.src != ref)
-    ar = np.delete(np.arange(n), ref)
-    A = sps.csc_array((np.concatenate([rate[keep], -out[ar]]),
-                       (new[np.concatenate([ch.dst[keep], ar])],
-                        new[np.concatenate([ch.src[keep], ar])])), shape=(n - 1, n - 1))
-    e0 = (ch.src == ref) & (ch.dst != ref)
-    b = -np.bincount(new[ch.dst[e0]], weights=rate[e0], minlength=n - 1)
+    vals = np.concatenate([rate[pat["keep"]], -out[pat["ar"]]])
+    data = np.bincount(pat["inv"], weights=vals, minlength=pat["nnz"])
+    A = sps.csc_array((data, pat["indices"], pat["indptr"]), shape=(n - 1, n - 1))
+    b = -np.bincount(pat["bidx"], weights=rate[pat["e0"]], minlength=n - 1)
     return A, b
 
 
-def _stationary(ch: _Chain, rate: np.ndarray, n: int,
-                cache: dict[str, Any]) -> np.ndarray:
+def _backward_ok(A: Any, x: np.ndarray, b: np.ndarray, tol: float) -> bool:
+    """Whether ``x`` solves ``A x = b`` to the normwise backward error ``tol``."""
+    if not np.all(np.isfinite(x)):
+        return False
+    scale = float(np.max(abs(A) @ np.abs(x) + np.abs(b)))
+    return scale > 0 and float(np.max(np.abs(A @ x - b))) <= tol * scale
+
+
+def _factor(A: Any) -> Any:
+    """Sparse LU of a balance system: symmetric-pattern ordering without pivoting.
+
+    The matrix is column diagonally dominant (:func:`_system`), for which Gaussian
+    elimination needs no pivoting (it would not pivot anyway); the minimum-degree
+    ordering of :math:`A + A^T` then fills in about half as much as the default
+    column ordering with partial pivoting and factors 2 to 3 times faster.
+    """
+    from scipy.sparse.linalg import splu
+
+    return splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                options=dict(SymmetricMode=True))
+
+
+def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
+                tol: float = 1e-11) -> np.ndarray:
     """Stationary vector of the chain at transition rates ``rate``.
 
-    The first call factorises the system (SuperLU) with the reference state (the
-    one whose probability is fixed) at "all threads computing", and again at the
-    most probable state if that one is more than 1000 times likelier; later calls
-    of the same fixed point, whose rates differ only by the arrival factor and the
-    remote delay, solve by GMRES preconditioned with that factorisation and
-    started from the previous solution, and refactorise when 20 GMRES steps leave
-    a backward error above :math:`10^{-11}`.
+    The first call factorises the system (:func:`_factor`) with the reference
+    state (the one whose probability is fixed) at "all threads computing", and
+    again at the most probable state if that one is more than 1000 times
+    likelier; later calls of the same fixed point, whose rates differ only by
+    the arrival factor and the remote delay, solve by GMRES preconditioned with
+    that factorisation and started from the previous solution, to the backward
+    error ``tol`` (the fixed point asks for less while it is far from
+    converged), and refactorise at the current rates when 40 GMRES steps do not
+    reach it.
     """
-    from scipy.sparse.linalg import LinearOperator, gmres, splu
+    from scipy.sparse.linalg import LinearOperator, gmres
 
     if n == 1:
         return np.ones(1)
-    ref = cache.setdefault("ref", ch.init)
-    A, b = _system(ch, rate, n, ref)
+    if "pat" not in cache:
+        cache["pat"] = _pattern(ch, n, ch.init)
+    A, b = _system(ch, rate, n, cache["pat"])
     x = None
     if "lu" in cache:
         lu = cache["lu"]
         P = LinearOperator(A.shape, lu.solve, dtype=float)
-        x, _ = gmres(A, b, x0=cache["x"], M=P, rtol=1e-11, atol=0.0, restart=20, maxiter=1)
-        # normwise backward error of x (the direct solve reaches about 1e-14)
-        scale = float(np.max(abs(A) @ np.abs(x) + np.abs(b))) if np.all(np.isfinite(x)) else 0.0
-        if not (scale > 0 and np.max(np.abs(A @ x - b)) <= 1e-11 * scale):
+        x, _ = gmres(A, b, x0=cache["x"], M=P, rtol=tol, atol=0.0, restart=20, maxiter=2)
+        if not _backward_ok(A, x, b, max(tol, 1e-13)):
             x = None
     if x is None:
-        lu = splu(A)
+        lu = _factor(A)
         x = lu.solve(b)
         top = int(np.argmax(x))
         if x[top] > 1e3:                       # re-anchor at the most probable state
-            ref = top + (top >= ref)
-            cache["ref"] = ref
-            A, b = _system(ch, rate, n, ref)
+            ref = cache["pat"]["ref"]
+            cache["pat"] = _pattern(ch, n, top + (top >= ref))
+            A, b = _system(ch, rate, n, cache["pat"])
+            lu = _factor(A)
+            x = lu.solve(b)
+        if not _backward_ok(A, x, b, 1e-10):   # no pivoting went wrong: pivot after all
+            from scipy.sparse.linalg import splu
             lu = splu(A)
             x = lu.solve(b)
         cache["lu"] = lu
     cache["x"] = x
-    pi = np.insert(x, cache["ref"], 1.0)
+    pi = np.insert(x, cache["pat"]["ref"], 1.0)
     pi = np.maximum(pi, 0.0)
     return pi / pi.sum()
+
+
+#: past iterates kept by the Anderson acceleration of the node chain's fixed point
+ANDERSON_MEMORY = 3
+#: mixing (damping) of the fixed point's plain step
+DAMPING = 0.7
+
+
+class _Anderson:
+    r"""Anderson acceleration (type II) of a fixed point :math:`z = G(z)` in few unknowns.
+
+    With :math:`f_k = G(z_k) - z_k` and the differences :math:`\Delta Z, \Delta F` of
+    the last ``memory`` iterates, :math:`\gamma = \arg\min \|f_k - \Delta F
+    \gamma\|` and :math:`z_{k+1} = z_k + \beta f_k - (\Delta Z + \beta \Delta F)
+    \gamma`; the history restarts when the residual more than doubles, and a step
+    is at most 1 (a factor :math:`e` on the rate and the delay, which are iterated
+    as logarithms).  When the residual has not halved for ``memory + 2`` steps (a
+    cycle of large steps, seen on saturated nodes) the acceleration is dropped and
+    the mixing halved at each further stall (at least 0.02).
+    Without history it is the damped step :math:`z + \beta f` (Walker and Ni 2011).
+    """
+
+    def __init__(self, memory: int, beta: float) -> None:
+        self.memory, self.beta = memory, beta
+        self.Z: list[np.ndarray] = []
+        self.F: list[np.ndarray] = []
+        self.best, self.stall = np.inf, 0
+
+    def step(self, z: np.ndarray, g: np.ndarray) -> np.ndarray:
+        f = g - z
+        r = float(np.max(np.abs(f)))
+        if r < 0.5 * self.best:
+            self.best, self.stall = r, 0
+        else:
+            self.stall += 1
+        if self.stall > self.memory + 2:
+            # no progress (a cycle of large steps): plain steps, mixing halved
+            self.Z, self.F = [], []
+            self.beta, self.stall, self.best = max(self.beta / 2, 0.02), 0, r
+            self.memory = 0
+        if self.F and r > 2.0 * np.max(np.abs(self.F[-1])):
+            self.Z, self.F = [], []
+        self.Z.append(z.copy())
+        self.F.append(f.copy())
+        self.Z, self.F = self.Z[-self.memory - 1:], self.F[-self.memory - 1:]
+        dz = self.beta * f
+        if len(self.F) > 1:
+            dF = np.diff(np.array(self.F), axis=0).T
+            dZ = np.diff(np.array(self.Z), axis=0).T
+            gamma = np.linalg.lstsq(dF, f, rcond=1e-10)[0]
+            dz = dz - (dZ + self.beta * dF) @ gamma
+        if not np.all(np.isfinite(dz)):
+            self.Z, self.F = [], []
+            dz = self.beta * f
+        return z + np.clip(dz, -1.0, 1.0)
 
 
 def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
@@ -413,10 +520,14 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     both nodes are solved as one chain (:func:`_pair_solve`, no fixed point).
     Otherwise the fixed point: :math:`\lambda' \leftarrow \lambda' X / \Lambda_{in}`,
     :math:`D \leftarrow 2L + t_{extra} + [\text{Fixed}] t_{transfer} + E[y] /
-    \Lambda_{in}`, damped geometrically (exponent 0.7), until both change by
-    less than ``tol`` relatively; the remote trip has :func:`_stages` Erlang
-    stages, chosen at the contention-free :math:`E[y]/\Lambda_{in}` and once
-    more at the converged one (the chain is rebuilt if that changes them).
+    \Lambda_{in}`, on :math:`(\log \lambda', \log D)` with Anderson acceleration
+    (:class:`_Anderson`), until both change by less than ``tol`` relatively;
+    the remote trip has :func:`_stages` Erlang stages, chosen at the
+    contention-free :math:`E[y]/\Lambda_{in}` and once more at the converged
+    one (the chain is rebuilt if that changes them).  The reply queue is
+    first capped at :data:`Y_CAP_FIRST` and the chain rebuilt at
+    :data:`Y_CAP` (warm-started) when a full queue has probability above
+    :data:`Y_TAIL` or the fixed point fails there.
 
     Examples
     --------
@@ -469,9 +580,12 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     s_y = means[2] + extra
     kmax = _max_stages(n_c)
     stages = _stages(T_x, s_y, s_y, means[2], cs2, kmax)
-    it_all, built = 0, 0
+    lam0, D0 = lam, D
+    it_all, built, restaged = 0, 0, False
+    # the reply queue is first truncated at Y_CAP_FIRST, and at ycap if that loses mass
+    cap = min(ycap, Y_CAP_FIRST)
     while True:
-        ch = _build(n_c, M, fixed, ph, ycap, C, merged, stages)
+        ch = _build(n_c, M, fixed, ph, cap, C, merged, stages)
         built += 1
         n = ch.S.shape[1]
         c_, qs_, qw_, qy_, kind_, who_ = (ch.S[i] for i in range(6))
@@ -481,25 +595,41 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
         pi: np.ndarray | None = None
         cache: dict[str, Any] = {}
         R_y = s_y
+        acc = _Anderson(ANDERSON_MEMORY, DAMPING)
+        z = np.log([lam, D])
+        abandoned = False
         for it in range(1, max_iter + 1):
+            lam, D = np.exp(z)
             rate = ch.base * np.array([1.0, lam, 1.0 / D])[ch.mode]
-            pi = _stationary(ch, rate, n, cache)
+            # the linear solves need only be a little more accurate than the fixed point
+            pi = _stationary(ch, rate, n, cache, tol=float(np.clip(1e-3 * res, 1e-12, 1e-6)))
             X_new = float(pi @ running) / C
             arr = lam * float(pi @ ch.arr_unit)
             R_y = float(pi @ y_) / arr if arr > 0 else means[2]
             D_new = max(T_x + R_y, floor)      # floor: no network time and no reply queue
             lam_new = max(lam * X_new / arr if arr > 0 else lam, 1e-300)
             res = max(abs(lam_new / lam - 1.0), abs(D_new / D - 1.0))
-            lam, D = lam * (lam_new / lam) ** 0.7, D * (D_new / D) ** 0.7
             if res < tol:
                 conv = True
                 break
+            if cap < ycap and it >= 2 and float(pi @ (y_ >= cap)) > 100 * Y_TAIL:
+                abandoned = True               # the small cap will not do: rebuild now
+                break
+            z = acc.step(z, np.log([lam_new, D_new]))
         it_all += it
+        # the truncation: the probability of a full reply queue bounds what it loses
+        if cap < ycap and (not conv or float(pi @ (y_ >= cap)) > Y_TAIL):
+            cap = ycap
+            if not conv and not abandoned:     # failed: again from the contention-free point
+                lam, D = lam0, D0
+            continue
+        if not conv:
+            break
         # the remote trip's stage count from its converged mean and variance (once more)
         k2 = _stages(T_x, R_y, s_y, means[2], cs2, kmax)
-        if k2 == stages or built >= 2 or not conv:
+        if k2 == stages or restaged:
             break
-        stages = k2
+        stages, restaged = k2, True
     it = it_all
     assert pi is not None
     X = float(pi @ running) / C

@@ -24,10 +24,11 @@ node's protocol processing is one FCFS server.  ``method="node"`` solves
 one node as a continuous-time Markov chain (threads, queued handlers, who
 runs the handler in service: dedicated, idle or interrupted processor, and
 its phase; :mod:`models._policy_node`) coupled to the other nodes by a fixed
-point on the message rates, where a node has at most 8 compute threads; on
+point on the message rates (at most 16 compute threads per node); on
 two nodes with one thread each it solves both nodes as one chain.  The
-default (``method="auto"``) takes that chain where a node has one compute
-thread (Single, Fixed with ``p = 2``) and ``method="mva"`` elsewhere:
+default (``method="auto"``) takes that chain where a node has at most 8
+compute threads on at least three nodes, or one thread on two nodes, and
+``method="mva"`` elsewhere:
 a closed queueing network (one chain of
 threads and one protocol server per node) solved by MVA of the :mod:`mva`
 engine, whose interrupt probability under Floating and Single -- an empty protocol
@@ -68,7 +69,7 @@ __all__ = [
     "METHODS",
     "EXACT_LATTICE_LIMIT",
     "AUTO_GRID_LIMIT",
-    "AUTO_NODE_LIMIT",
+    "AUTO_NODE_SECONDS",
     "AUTO_NODE_THREADS",
     "SATURATION_THRESHOLD",
     "NULL_HANDLER",
@@ -610,12 +611,13 @@ METHODS = ("auto", "mva", "exact", "linearizer", "schweitzer", "fixed-point", "n
 AUTO_GRID_LIMIT = 1000
 
 #: most compute threads per node for which ``"auto"`` takes the node chain on >= 3 nodes
-#: (beyond, the chain is more accurate on average but costs 0.2 to 10 s a point)
-AUTO_NODE_THREADS = 1
+#: (beyond, the chain's state count reaches 5,000-12,500 and a point costs 1-100 s; on a
+#: fresh random design its mean error there is below MVA's but not its tail)
+AUTO_NODE_THREADS = 8
 
-#: most unique grid points ``"auto"`` solves by the node chain (0.02 to 2 s each); beyond,
-#: closed-network MVA as before
-AUTO_NODE_LIMIT = 200
+#: most estimated CPU seconds (:func:`_node_seconds`) ``"auto"`` spends on the node chain
+#: in one call; beyond, closed-network MVA at those points as well
+AUTO_NODE_SECONDS = 60.0
 
 #: largest population lattice (``(n_c + 1) ** nodes``) solved by exact MVA under ``"auto"``
 EXACT_LATTICE_LIMIT = 4096
@@ -861,20 +863,39 @@ def _node_formulas(a: Mapping[str, np.ndarray], policy: str, *, tol: float, max_
         from mva.errors import report_nonconvergence
         report_nonconvergence(on_fail, f"policy model (node chain) did not converge at "
                               f"{int(np.sum(~conv))} of {conv.size} points")
-    # saturated: the protocol processor is (nearly) always busy, or the chain's reply queue
-    # reached its cap often enough to matter (then the values are not steady-state means)
-    sat = (col["U"] >= SATURATION_THRESHOLD) | (col["P_blk"] > 1e-3)
+    # saturated: the protocol processor is (nearly) always busy, as for the other methods
+    # (the simulated machine is closed: it always has a steady state; its protocol
+    # processor utilization is at least SATURATION_THRESHOLD at the same points)
+    sat = col["U"] >= SATURATION_THRESHOLD
     return _assemble(a, policy, col, saturated=sat, method="node-chain")
+
+
+def _node_seconds(n_c: Any) -> Any:
+    """Estimated CPU seconds of one point by the node chain with ``n_c`` compute threads.
+
+    Medians measured by ``benchmarks/policy_node_speed.py`` and on a fresh random
+    design (2-core development machine, Python 3.11): 0.07 s at one thread, 0.3 s
+    at 2-4 and 0.5 s at 5-8 (the 95th percentiles are 2-4 times larger).
+
+    Examples
+    --------
+    >>> _node_seconds(np.array([1, 3, 8]))
+    array([0.07, 0.3 , 0.5 ])
+    """
+    n_c = np.asarray(n_c, float)
+    return np.where(n_c <= 1, 0.07, np.where(n_c <= 4, 0.3, 0.5))
 
 
 def _auto_node_mask(a: Mapping[str, np.ndarray], policy: str) -> np.ndarray:
     """Grid points ``method="auto"`` solves by the node chain (where it is the more accurate).
 
-    Measured on a random design (docs, section "Accuracy"): the decomposed chain on at
+    Measured on random designs (docs, section "Accuracy"): the decomposed chain on at
     least 3 nodes with at most :data:`AUTO_NODE_THREADS` compute threads, and the
-    two-node chain (at most ``PAIR_THREADS`` threads per node on two nodes);
-    closed-network MVA elsewhere.  Nothing when those points are more than
-    :data:`AUTO_NODE_LIMIT` unique ones.
+    two-node chain (at most ``PAIR_THREADS`` threads per node on two nodes; the
+    decomposition of two nodes of several threads misses by up to 16%, where
+    closed-network MVA stays within 4%); closed-network MVA elsewhere.  Nothing when
+    those points' estimated cost (:func:`_node_seconds`) exceeds
+    :data:`AUTO_NODE_SECONDS`.
     """
     from models._policy_node import PAIR_THREADS
 
@@ -884,7 +905,9 @@ def _auto_node_mask(a: Mapping[str, np.ndarray], policy: str) -> np.ndarray:
     if not np.any(mask):
         return mask
     sub = {k: v[mask] for k, v in a.items()}
-    if len(_unique_points(sub)[1]) > AUTO_NODE_LIMIT:
+    names, uniq, _ = _unique_points(sub)
+    nc_u = uniq[:, names.index("p")] - (1.0 if policy == "fixed" else 0.0)
+    if float(np.sum(_node_seconds(nc_u))) > AUTO_NODE_SECONDS:
         return np.zeros_like(mask)
     return mask
 
@@ -950,16 +973,18 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         Protocol-processing policy.  ``"single"`` uses one processor per
         node whatever ``params.p``; ``"fixed"`` needs ``p >= 2``.
     **options
-        ``method``: ``"auto"`` (default: ``"node"`` at the points with one
-        compute thread per node -- Single, Fixed with ``p = 2`` -- when there
-        are at most :data:`AUTO_NODE_LIMIT` of them, and ``"mva"`` elsewhere
+        ``method``: ``"auto"`` (default: ``"node"`` at the points with at
+        most :data:`AUTO_NODE_THREADS` compute threads per node on at least
+        three nodes, or one thread on two nodes, when their estimated cost is
+        at most :data:`AUTO_NODE_SECONDS`, and ``"mva"`` elsewhere
         on a grid of at most :data:`AUTO_GRID_LIMIT` unique points, else
-        ``"fixed-point"`` with a warning; chosen by the accuracy measured on a
-        random design, see the docs), ``"node"`` (the
+        ``"fixed-point"`` with a warning; chosen by the accuracy measured on
+        random designs, see the docs), ``"node"`` (the
         node-level Markov chain with phase-type handlers and a fixed point on
         the arrival rates -- on two nodes with one thread each, both nodes in
-        one chain -- see the docs; at most 8 compute threads per node,
-        0.02 to a few seconds per point), ``"mva"`` (closed-network MVA of
+        one chain -- see the docs; at most 16 compute threads per node,
+        0.02 s to a few seconds per point, up to minutes at 9-16 threads),
+        ``"mva"`` (closed-network MVA of
         :func:`mva.solve`: exact when the population lattice
         ``(n_c + 1) ** nodes`` of every grid point is at most
         :data:`EXACT_LATTICE_LIMIT`, else Bard-Schweitzer), ``"exact"``,
