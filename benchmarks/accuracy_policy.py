@@ -50,6 +50,13 @@ FIELDS = ("p", "nodes", "U", "o_req", "o_reply", "o_resp", "L", "O_int", "o_dire
           "o_indirect", "t_transfer", "handler_cs2")
 
 
+
+def _measures(m: str, r, seconds: float) -> dict:
+    """The row fields of one method's result (prefixed with the method's name)."""
+    return {f"{m}_s": seconds, f"{m}_R": float(r.cycle_time), f"{m}_T": float(r.execution_time),
+            f"{m}_RT": float(r.round_trip), f"{m}_P_int": float(r.interrupt_probability),
+            f"{m}_U_pp": float(r.pp_utilization), f"{m}_sat": bool(r.saturated)}
+
 def run(points: int, cycles: int, seed: int, out: str | None,
         span: tuple[int, int] | None = None) -> list[dict]:
     from mva.params import design
@@ -87,13 +94,7 @@ def run(points: int, cycles: int, seed: int, out: str | None,
                 except ValueError as e:
                     row[f"{m}_error"] = str(e)[:120]
                     continue
-                row[f"{m}_s"] = time.perf_counter() - t0
-                row[f"{m}_R"] = float(r.cycle_time)
-                row[f"{m}_T"] = float(r.execution_time)
-                row[f"{m}_RT"] = float(r.round_trip)
-                row[f"{m}_P_int"] = float(r.interrupt_probability)
-                row[f"{m}_U_pp"] = float(r.pp_utilization)
-                row[f"{m}_sat"] = bool(r.saturated)
+                row.update(_measures(m, r, time.perf_counter() - t0))
             rows.append(row)
             print(f"point {i} {pol}: done", flush=True)
     if out:
@@ -142,13 +143,7 @@ def solve_references(path: str, methods: tuple[str, ...], node_threads: int,
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 r = solve(prm, pol, method=m)
-            row[f"{m}_s"] = time.perf_counter() - t0
-            row[f"{m}_R"] = float(r.cycle_time)
-            row[f"{m}_T"] = float(r.execution_time)
-            row[f"{m}_RT"] = float(r.round_trip)
-            row[f"{m}_P_int"] = float(r.interrupt_probability)
-            row[f"{m}_U_pp"] = float(r.pp_utilization)
-            row[f"{m}_sat"] = bool(r.saturated)
+            row.update(_measures(m, r, time.perf_counter() - t0))
             row[f"{m}_method"] = r.method
         rows.append(row)
         if out and len(rows) % 20 == 0:
