@@ -1248,7 +1248,8 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
             if st is not None:
                 part = _part(idx)        # a contiguous chunk: views of the grid, no copies
                 st.record_chunk({k: cols[k][part] for k in names}, res, context=context,
-                                version=__version__, elapsed=elapsed)
+                                version=__version__, elapsed=elapsed, axes=axes,
+                                positions=part)
 
         # -- vectorised? (unless told) ---------------------------------------
         if vectorized is None and pending.size:
@@ -1335,7 +1336,8 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
                 if st is not None:
                     part = _part(idx)
                     st.record_chunk({k: cols[k][part] for k in names}, res, context=context,
-                                    version=__version__, elapsed=elapsed)
+                                    version=__version__, elapsed=elapsed, axes=axes,
+                                    positions=part)
 
             if executor == "process" and len(tasks) > 1:
                 # the first chunk here: imports and first-call caches (SymPy lambdify, numba)
