@@ -44,8 +44,9 @@ __all__ = ["SweepStore", "StoreMismatchError", "FORMAT", "SCHEMA_VERSION"]
 FORMAT = "smp-contention-sweep"
 #: layout version of the tables below (2 adds ``chunks`` and the staged tables; 3 stores a
 #: chunk's constant result columns once, in ``extra``; 4 stores a chunk's parameters as its
-#: positions in the grid's axes, text result columns as integer codes and a result column
-#: identical to an earlier one once).  Stores of 2 and 3 are read as before (a chunk's
+#: positions in the grid's axes, text result columns as integer codes, a result column
+#: identical to an earlier one once and one equal to a * b, a + b or a - b of two others as
+#: that formula).  Stores of 2 and 3 are read as before (a chunk's
 #: ``extra`` says how it is encoded); a store of a newer schema is refused with a message.
 SCHEMA_VERSION = 4
 
@@ -71,7 +72,7 @@ _CHUNKS = """(
                                  -- (schema 4: text as integer codes, see extra.__codes__)
     extra    TEXT,               -- JSON object: field -> list of n JSON scalars (other fields),
                                  -- and the encoding keys __constant__, __order__, __grid__,
-                                 -- __codes__, __same__
+                                 -- __codes__, __same__, __derived__
     context  TEXT NOT NULL,
     version  TEXT NOT NULL,
     elapsed  REAL,
@@ -155,6 +156,62 @@ _GRID = "__grid__"
 _CODES = "__codes__"
 #: key of a chunk's ``extra`` JSON: columns identical to an earlier column (schema 4)
 _SAME = "__same__"
+#: key of a chunk's ``extra`` JSON: float columns equal to ``a op b`` of two stored ones (schema 4)
+_DERIVED = "__derived__"
+#: the operations a derived column may be recomputed by (IEEE 754: correctly rounded,
+#: the same bits on every platform for finite normal operands)
+_OPS = {"*": np.multiply, "+": np.add, "-": np.subtract}
+
+
+def _derived(plain: Mapping[str, np.ndarray], samples: int = 8) -> dict[str, list[str]]:
+    """Float64 columns equal, bit for bit, to ``a * b``, ``a + b`` or ``a - b`` of two others.
+
+    Returns name -> ``[op, a, b]`` (``a`` and ``b`` stay stored; a derived
+    column is never an operand).  Candidates are found on a few sampled rows
+    for every pair at once, then checked on the whole column.  Columns with a
+    NaN or a subnormal value (operands or result) are left alone: their bits
+    could depend on the platform's NaN payloads or flush-to-zero mode.
+    """
+    names = [k for k, v in plain.items() if v.dtype == np.float64 and v.ndim == 1]
+    n = len(plain[names[0]]) if names else 0
+    if len(names) < 3 or n < samples:
+        return {}
+    tiny = np.finfo(np.float64).tiny
+    ok = []
+    for k in names:
+        a = np.abs(plain[k])
+        if not (np.isnan(a).any() or ((a < tiny) & (a != 0)).any()):
+            ok.append(k)
+    if len(ok) < 3:
+        return {}
+    at = np.linspace(0, n - 1, samples).astype(np.intp)
+    S = np.stack([plain[k][at] for k in ok])                    # (m, samples)
+    bits = S.view(np.uint64)
+    m = len(ok)
+    cands: dict[int, list[tuple[str, int, int]]] = {}
+    with np.errstate(all="ignore"):
+        for op, f in _OPS.items():
+            T = f(S[:, None, :], S[None, :, :]).view(np.uint64)  # (m, m, samples)
+            hit = (T[None] == bits[:, None, None, :]).all(-1)    # (c, a, b)
+            for c, a, b in zip(*np.nonzero(hit)):
+                if c != a and c != b:
+                    cands.setdefault(int(c), []).append((op, int(a), int(b)))
+    out: dict[str, list[str]] = {}
+    used: set[int] = set()
+    for c in sorted(cands):
+        if c in used:
+            continue
+        for op, a, b in cands[c]:
+            if ok[a] in out or ok[b] in out:
+                continue
+            with np.errstate(all="ignore"):
+                full = _OPS[op](plain[ok[a]], plain[ok[b]])
+            if np.array_equal(full.view(np.uint64), np.ascontiguousarray(plain[ok[c]]).view(
+                    np.uint64)):
+                out[ok[c]] = [op, ok[a], ok[b]]
+                used.update((a, b))
+                break
+    return out
 
 
 def _pack(arrays: Sequence[np.ndarray]) -> bytes:
@@ -284,6 +341,9 @@ def _decode_chunk(n: int, pblob: bytes, rblob: bytes, extra: str | None
         res[k] = np.array(values, dtype=np.dtype(dtype))[res[k]]
     for k, other in ex.pop(_SAME, {}).items():
         res[k] = res[other].copy()
+    for k, (op, a, b) in ex.pop(_DERIVED, {}).items():
+        with np.errstate(all="ignore"):
+            res[k] = _OPS[op](res[a], res[b])
     for k, spec in ex.pop(_CONSTANT, {}).items():
         res[k] = _from_constant(spec, n)
     res.update(ex)
@@ -610,8 +670,10 @@ class SweepStore:
         boolean and text result columns are stored as one ``.npy``
         structured array, except: a column whose every value is the same (a
         solver's ``method``, ``iterations``) is stored once; a column
-        identical, bit for bit, to an earlier one is stored as its name; text
-        is stored as integer codes into its distinct values.  Object arrays
+        identical, bit for bit, to an earlier one is stored as its name; a
+        float column equal, bit for bit, to the product, sum or difference of
+        two others (``Q = lam * R``) is stored as that formula; text is stored
+        as integer codes into its distinct values.  Object arrays
         (JSON scalars, e.g. an ``error`` column) are stored as JSON lists.
         Reading back gives every column with its dtype and bits.
         """
@@ -645,6 +707,9 @@ class SweepStore:
                 same[k] = twin
             else:
                 plain[k] = v
+        derived = _derived({k: v for k, v in plain.items() if k not in codes})
+        for k in derived:
+            del plain[k]
         extra.update({k: [None if x is None else x for x in v.tolist()]
                       for k, v in result.items() if v.dtype.kind not in "biufU"})
         if constant:
@@ -653,7 +718,9 @@ class SweepStore:
             extra[_CODES] = codes
         if same:
             extra[_SAME] = same
-        if constant or codes or same:
+        if derived:
+            extra[_DERIVED] = derived
+        if constant or codes or same or derived:
             extra[_ORDER] = list(result)
         with _transaction(self._conn):
             self._q(f"INSERT INTO {self._t('chunks')} (n, params, result, extra, context, version,"

@@ -50,8 +50,10 @@ def chunks(draw):
     params = {k: a[i] for (k, a), i in zip(axes.items(), where)}
     n = pos.size
     f = np.array(draw(st.lists(FLOATS, min_size=n, max_size=n)))
-    result = {
-        "f": f,
+    g = np.array(draw(st.lists(st.floats(-1e6, 1e6), min_size=n, max_size=n)))
+    with np.errstate(all="ignore"):
+        result = {"f": f, "g": g, "fg": f * g, "g_minus_f": g - f}
+    result.update({
         "f_twin": f.copy(),                                       # identical: stored once
         "f_neg0": np.where(f == 0.0, -0.0, f) if n else f.copy(),  # equal but not bit-identical
         "nan": np.full(n, np.nan),
@@ -64,7 +66,7 @@ def chunks(draw):
         "label": np.array(["same"] * n),
         "many": np.array([f"v{i}" for i in range(n)]),          # past the few-labels search
         "obj": np.array([None if j % 2 else j for j in range(n)] + [None], dtype=object)[:n],
-    }
+    })
     return axes, positions, params, result
 
 
@@ -99,8 +101,12 @@ def test_chunk_encoding_is_compact(tmp_path):
     where = np.unravel_index(np.arange(n), (60, 100))
     params = {k: a[i] for (k, a), i in zip(axes.items(), where)}
     u = np.sqrt(params["W"] * params["N"])
+    lam = 1.0 / (1.0 + params["W"])
+    bad = u.copy()
+    bad[7] = np.nan                     # a NaN: not recomputed (platform NaN payloads)
     result = {"U_q": u, "U_y": u.copy(), "U_z": -u, "bottleneck": np.where(u > 3, "q", "yyy"),
-              "method": np.array(["thesis"] * n)}
+              "method": np.array(["thesis"] * n), "lam": lam, "Q_q": lam * u,
+              "S": u + lam, "bad": bad, "Q_bad": bad * lam}
     with SweepStore(tmp_path / "s.sqlite") as s:
         s.record_chunk(params, result, context="c", version="v", axes=axes,
                        positions=slice(0, n))
@@ -112,9 +118,14 @@ def test_chunk_encoding_is_compact(tmp_path):
     assert extra["__grid__"] == {"names": ["N", "W"], "start": 0, "stop": n}
     assert extra["__codes__"] == {"bottleneck": ["<U3", ["yyy", "q"]]}
     assert set(extra["__constant__"]) == {"method"}
+    assert extra["__derived__"] == {"Q_q": ["*", "U_q", "lam"], "S": ["+", "U_q", "lam"]}
     assert len(pb) < 2000                           # axes (160 numbers), not 6000 rows
-    # U_q, U_z as float64, bottleneck as one byte a point, plus the .npy header
-    assert n * 17 <= len(rb) < n * 17 + 256
+    # U_q, U_z, lam, bad, Q_bad as float64, bottleneck as one byte a point, the .npy header
+    assert n * 41 <= len(rb) < n * 41 + 512
+    with SweepStore(tmp_path / "s.sqlite") as s:
+        (c,) = s.chunk_arrays()
+    for k, v in result.items():
+        assert _bits_equal(c["result"][k], v), k
 
 
 def test_params_not_reproduced_by_the_axes_are_stored_as_columns(tmp_path):
