@@ -423,7 +423,10 @@ class SweepStore:
             if self.readonly:
                 self._conn = self._open_readonly(timeout)
             else:
-                self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+                # one thread at a time, but not always the creating one: a vectorised sweep
+                # records its chunks from a writer thread (mva.sweeps._ChunkWriter)
+                self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None,
+                                             check_same_thread=False)
                 if page_size is not None and not exists:
                     self._conn.execute(f"PRAGMA page_size={page_size}")   # before WAL mode
                 self._conn.execute("PRAGMA journal_mode=WAL")
