@@ -3,9 +3,13 @@
 One file holds one sweep: a ``meta`` table (what sweep wrote it, with which
 library version), a ``points`` table with one row per finished point of a
 per-point sweep, and a ``chunks`` table with one row per finished chunk of a
-vectorised sweep, its parameters and results stored as arrays (``.npz``
+vectorised sweep, its parameters and results stored as arrays (``.npy``
 format read back with ``allow_pickle=False``) rather than one record per
-point.  Everything is plain SQL columns, JSON text and NumPy's ``.npy`` format
+point.  Writing those bytes is what a store costs a vectorised sweep, so a
+chunk keeps few of them (schema 4, :meth:`SweepStore.record_chunk`): grid
+positions instead of parameter columns, constant, repeated and derived
+(``a * b``, ``a + b``, ``a - b``) result columns as a few words of JSON, text
+as integer codes -- each checked to give the column back bit for bit.  Everything is plain SQL columns, JSON text and NumPy's ``.npy`` format
 -- nothing is ever pickled, so opening a store cannot execute code.
 
 Crash safety: the database runs in write-ahead-log mode and every batch of

@@ -1199,7 +1199,7 @@ class _ChunkWriter:
     and :meth:`close`.
     """
 
-    def __init__(self, st: SweepStore, depth: int = 2) -> None:
+    def __init__(self, st: SweepStore, depth: int = 1) -> None:
         import queue
         self.st = st
         self.queue: Any = queue.Queue(maxsize=depth)

@@ -234,3 +234,15 @@ def test_store_of_a_newer_schema_is_refused_and_left_alone(tmp_path):
         sweep(F.mixed_vec, {"x": [1.0, 2.0, 3.0]}, executor="serial", store=store,
               progress=False)
     assert store.read_bytes() == before
+
+
+def test_writer_thread_error_is_raised(tmp_path):
+    from mva.sweeps import _ChunkWriter
+    path = tmp_path / "s.sqlite"
+    SweepStore(path).close()
+    with SweepStore(path, readonly=True) as s:
+        w = _ChunkWriter(s)
+        w.put({"x": np.array([1.0, 2.0])}, {"y": np.array([3.0, 4.0])}, context="c",
+              version="v")
+        with pytest.raises(ValueError, match="read-only"):
+            w.close()
