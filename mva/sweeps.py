@@ -1411,6 +1411,11 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
             if fork:
                 assert grid_out is not None
                 _FORKED[token] = {"cols": {k: cols[k] for k in names}, "out": grid_out.arrays}
+            if fork and writer is not None:
+                # no thread of ours while the pool forks (a thread holding a lock at fork
+                # time would leave it held in the children); the next chunk starts another
+                w, writer = writer, None
+                w.close()
             ex, owned = _pick_executor(executor, workers, len(tasks), False, fn, fixed,
                                        fork=fork)
             _drive(serial() if ex is None else parallel(), len(tasks), progress, owned)
