@@ -3,9 +3,13 @@
 One file holds one sweep: a ``meta`` table (what sweep wrote it, with which
 library version), a ``points`` table with one row per finished point of a
 per-point sweep, and a ``chunks`` table with one row per finished chunk of a
-vectorised sweep, its parameters and results stored as arrays (``.npz``
+vectorised sweep, its parameters and results stored as arrays (``.npy``
 format read back with ``allow_pickle=False``) rather than one record per
-point.  Everything is plain SQL columns, JSON text and NumPy's ``.npy`` format
+point.  Writing those bytes is what a store costs a vectorised sweep, so a
+chunk keeps few of them (schema 4, :meth:`SweepStore.record_chunk`): grid
+positions instead of parameter columns, constant, repeated and derived
+(``a * b``, ``a + b``, ``a - b``) result columns as a few words of JSON, text
+as integer codes -- each checked to give the column back bit for bit.  Everything is plain SQL columns, JSON text and NumPy's ``.npy`` format
 -- nothing is ever pickled, so opening a store cannot execute code.
 
 Crash safety: the database runs in write-ahead-log mode and every batch of
@@ -43,8 +47,12 @@ __all__ = ["SweepStore", "StoreMismatchError", "FORMAT", "SCHEMA_VERSION"]
 #: value of ``meta.format`` identifying a sweep store
 FORMAT = "smp-contention-sweep"
 #: layout version of the tables below (2 adds ``chunks`` and the staged tables; 3 stores a
-#: chunk's constant result columns once, in ``extra``; stores of 2 are read as before)
-SCHEMA_VERSION = 3
+#: chunk's constant result columns once, in ``extra``; 4 stores a chunk's parameters as its
+#: positions in the grid's axes, text result columns as integer codes, a result column
+#: identical to an earlier one once and one equal to a * b, a + b or a - b of two others as
+#: that formula).  Stores of 2 and 3 are read as before (a chunk's
+#: ``extra`` says how it is encoded); a store of a newer schema is refused with a message.
+SCHEMA_VERSION = 4
 
 _POINTS = """(
     key      TEXT PRIMARY KEY,   -- canonical JSON of the point's parameters
@@ -61,9 +69,14 @@ _POINTS = """(
 _CHUNKS = """(
     id       INTEGER PRIMARY KEY,
     n        INTEGER NOT NULL,   -- points in the chunk
-    params   BLOB NOT NULL,      -- .npy structured array: one field per parameter
+    params   BLOB NOT NULL,      -- .npy structured array: one field per parameter; or (schema 4,
+                                 -- extra.__grid__) the grid's axes as .npy arrays back to back
+                                 -- (+ the chunk's positions when they are not one run)
     result   BLOB NOT NULL,      -- .npy structured array: one field per numeric/bool/text result
-    extra    TEXT,               -- JSON object: field -> list of n JSON scalars (other fields)
+                                 -- (schema 4: text as integer codes, see extra.__codes__)
+    extra    TEXT,               -- JSON object: field -> list of n JSON scalars (other fields),
+                                 -- and the encoding keys __constant__, __order__, __grid__,
+                                 -- __codes__, __same__, __derived__
     context  TEXT NOT NULL,
     version  TEXT NOT NULL,
     elapsed  REAL,
@@ -141,20 +154,206 @@ def _from_constant(spec: Sequence[str], n: int) -> np.ndarray:
     return np.full(n, np.frombuffer(bytes.fromhex(spec[1]), dtype=dtype)[0], dtype=dtype)
 
 
-def _chunk_result(n: int, blob: bytes, extra: str | None) -> dict[str, Any]:
-    """A stored chunk's result columns: the ``.npy`` array, constants and JSON columns, in order.
+#: key of a chunk's ``extra`` JSON: its parameters are grid positions (schema 4)
+_GRID = "__grid__"
+#: key of a chunk's ``extra`` JSON: text columns stored as integer codes (schema 4)
+_CODES = "__codes__"
+#: key of a chunk's ``extra`` JSON: columns identical to an earlier column (schema 4)
+_SAME = "__same__"
+#: key of a chunk's ``extra`` JSON: float columns equal to ``a op b`` of two stored ones (schema 4)
+_DERIVED = "__derived__"
+#: the operations a derived column may be recomputed by (IEEE 754: correctly rounded,
+#: the same bits on every platform for finite normal operands)
+_OPS = {"*": np.multiply, "+": np.add, "-": np.subtract}
 
-    JSON columns come back as lists (the caller makes arrays of them).
+
+def _derived(plain: Mapping[str, np.ndarray], samples: int = 8) -> dict[str, list[str]]:
+    """Float64 columns equal, bit for bit, to ``a * b``, ``a + b`` or ``a - b`` of two others.
+
+    Returns name -> ``[op, a, b]`` (``a`` and ``b`` stay stored; a derived
+    column is never an operand).  Candidates are found on a few sampled rows
+    for every pair at once, then checked on the whole column.  Columns with a
+    NaN or a subnormal value (operands or result) are left alone: their bits
+    could depend on the platform's NaN payloads or flush-to-zero mode.
     """
-    res: dict[str, Any] = dict(_unnpz(blob))
+    names = [k for k, v in plain.items() if v.dtype == np.float64 and v.ndim == 1]
+    n = len(plain[names[0]]) if names else 0
+    if len(names) < 3 or n < samples:
+        return {}
+    tiny = np.finfo(np.float64).tiny
+    ok = []
+    for k in names:
+        a = np.abs(plain[k])
+        if not (np.isnan(a).any() or ((a < tiny) & (a != 0)).any()):
+            ok.append(k)
+    if len(ok) < 3:
+        return {}
+    at = np.linspace(0, n - 1, samples).astype(np.intp)
+    S = np.stack([plain[k][at] for k in ok])                    # (m, samples)
+    bits = S.view(np.uint64)
+    m = len(ok)
+    cands: dict[int, list[tuple[str, int, int]]] = {}
+    with np.errstate(all="ignore"):
+        for op, f in _OPS.items():
+            T = f(S[:, None, :], S[None, :, :]).view(np.uint64)  # (m, m, samples)
+            hit = (T[None] == bits[:, None, None, :]).all(-1)    # (c, a, b)
+            for c, a, b in zip(*np.nonzero(hit)):
+                if c != a and c != b:
+                    cands.setdefault(int(c), []).append((op, int(a), int(b)))
+    out: dict[str, list[str]] = {}
+    used: set[int] = set()
+    for c in sorted(cands):
+        if c in used:
+            continue
+        for op, a, b in cands[c]:
+            if ok[a] in out or ok[b] in out:
+                continue
+            with np.errstate(all="ignore"):
+                full = _OPS[op](plain[ok[a]], plain[ok[b]])
+            if np.array_equal(full.view(np.uint64), np.ascontiguousarray(plain[ok[c]]).view(
+                    np.uint64)):
+                out[ok[c]] = [op, ok[a], ok[b]]
+                used.update((a, b))
+                break
+    return out
+
+
+def _pack(arrays: Sequence[np.ndarray]) -> bytes:
+    """Arrays of any lengths as ``.npy`` files back to back (no pickling)."""
+    from numpy.lib import format as npy
+    buf = io.BytesIO()
+    for a in arrays:
+        npy.write_array(buf, np.ascontiguousarray(a), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _unpack(blob: bytes, k: int) -> list[np.ndarray]:
+    from numpy.lib import format as npy
+    f = io.BytesIO(blob)
+    return [npy.read_array(f, allow_pickle=False) for _ in range(k)]
+
+
+def _uint(top: int) -> type:
+    """The smallest unsigned integer type holding ``0 .. top``."""
+    for t in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(t).max:
+            return t
+    return np.uint64
+
+
+def _bits(v: np.ndarray) -> np.ndarray:
+    """``v``'s elements as unsigned integers of their size (NaN payloads, -0.0 kept apart)."""
+    v = np.ascontiguousarray(v)
+    return v.view(f"u{v.dtype.itemsize}") if v.dtype.itemsize in (1, 2, 4, 8) else v
+
+
+def _identical(a: np.ndarray, b: np.ndarray) -> bool:
+    """``a`` and ``b`` equal bit for bit (same dtype and shape)."""
+    if a.dtype != b.dtype or a.shape != b.shape or a.dtype.kind not in "biuf":
+        return False
+    x, y = _bits(a), _bits(b)
+    n = x.size
+    if n and (x[0] != y[0] or x[n // 2] != y[n // 2] or x[-1] != y[-1]):  # most pairs: no pass
+        return False
+    return bool(np.array_equal(x, y))
+
+
+def _text_codes(v: np.ndarray, most: int = 16) -> tuple[list[str], np.ndarray]:
+    """A text column as (distinct values, integer code per element): ``values[codes] == v``.
+
+    Labels take few values: each is found with one vectorised comparison;
+    past ``most`` distinct values the rest goes through :func:`numpy.unique`.
+    """
+    codes = np.zeros(v.size, dtype=np.uint8)
+    todo = np.ones(v.size, dtype=bool)
+    values: list[str] = []
+    for j in range(most):
+        first = int(np.argmax(todo))
+        if not todo[first]:
+            return values, codes
+        hit = todo & (v == v[first])
+        codes[hit] = j
+        values.append(str(v[first]))
+        todo &= ~hit
+    if not todo.any():
+        return values, codes
+    uniq, inv = np.unique(v, return_inverse=True)
+    return [str(x) for x in uniq], inv.reshape(-1).astype(_uint(uniq.size - 1))
+
+
+def _grid_params(params: Mapping[str, np.ndarray], axes: Mapping[str, np.ndarray],
+                 positions: slice | np.ndarray) -> tuple[bytes, dict[str, Any]] | None:
+    """Parameters as the grid's axes and positions, when that gives them back bit for bit.
+
+    Returns (blob, ``extra[__grid__]``) or None (store the columns themselves).
+    """
+    names = list(params)
+    if names != list(axes) or not names:
+        return None
+    ax = [np.asarray(axes[k]) for k in names]
+    if any(a.ndim != 1 or a.dtype.kind not in "biufU" for a in ax):
+        return None
+    shape = tuple(a.size for a in ax)
+    total = int(np.prod(shape))
+    if isinstance(positions, slice):
+        start, stop = int(positions.start), int(positions.stop)
+        pos = np.arange(start, stop)
+        spec: dict[str, Any] = {"names": names, "start": start, "stop": stop}
+        arrays = ax
+    else:
+        pos = np.asarray(positions)
+        spec = {"names": names, "positions": True}
+        arrays = ax + [pos.astype(_uint(max(total - 1, 0)))]
+    if pos.size and (pos.min() < 0 or pos.max() >= total):
+        return None
+    where = np.unravel_index(pos, shape)
+    for a, i, k in zip(ax, where, names):
+        got = a[i]
+        v = np.asarray(params[k])
+        if got.dtype != v.dtype or got.shape != v.shape or not (
+                np.array_equal(_bits(got), _bits(v)) if got.dtype.kind != "U"
+                else np.array_equal(got, v)):
+            return None
+    return _pack(arrays), spec
+
+
+def _decode_params(n: int, blob: bytes, spec: Mapping[str, Any] | None) -> dict[str, np.ndarray]:
+    if spec is None:
+        return _unnpz(blob)
+    names = list(spec["names"])
+    arrays = _unpack(blob, len(names) + (1 if spec.get("positions") else 0))
+    ax = arrays[:len(names)]
+    pos = arrays[-1].astype(np.int64) if spec.get("positions") else \
+        np.arange(int(spec["start"]), int(spec["stop"]))
+    where = np.unravel_index(pos, tuple(a.size for a in ax))
+    return {k: a[i] for k, a, i in zip(names, ax, where)}
+
+
+def _decode_chunk(n: int, pblob: bytes, rblob: bytes, extra: str | None
+                  ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """A stored chunk's (parameter columns, result columns), in any schema (2 to 4).
+
+    Result columns: the ``.npy`` array, text codes, repeated and constant
+    columns and JSON columns, in their order; JSON columns come back as lists
+    (the caller makes arrays of them).
+    """
     ex = json.loads(extra) if extra else {}
+    params = _decode_params(n, pblob, ex.pop(_GRID, None))
+    res: dict[str, Any] = dict(_unnpz(rblob))
     order = ex.pop(_ORDER, None)
+    for k, (dtype, values) in ex.pop(_CODES, {}).items():
+        res[k] = np.array(values, dtype=np.dtype(dtype))[res[k]]
+    for k, other in ex.pop(_SAME, {}).items():
+        res[k] = res[other].copy()
+    for k, (op, a, b) in ex.pop(_DERIVED, {}).items():
+        with np.errstate(all="ignore"):
+            res[k] = _OPS[op](res[a], res[b])
     for k, spec in ex.pop(_CONSTANT, {}).items():
         res[k] = _from_constant(spec, n)
     res.update(ex)
     if order is not None:
         res = {k: res[k] for k in order if k in res}
-    return res
+    return params, res
 
 
 def _unnpz(blob: bytes) -> dict[str, np.ndarray]:
@@ -228,7 +427,10 @@ class SweepStore:
             if self.readonly:
                 self._conn = self._open_readonly(timeout)
             else:
-                self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+                # one thread at a time, but not always the creating one: a vectorised sweep
+                # records its chunks from a writer thread (mva.sweeps._ChunkWriter)
+                self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None,
+                                             check_same_thread=False)
                 if page_size is not None and not exists:
                     self._conn.execute(f"PRAGMA page_size={page_size}")   # before WAL mode
                 self._conn.execute("PRAGMA journal_mode=WAL")
@@ -252,6 +454,13 @@ class SweepStore:
         if fmt is not None and fmt != FORMAT:
             self.close()
             raise ValueError(f"store: {self.path!r} is not a sweep store (format {fmt!r})")
+        schema = self.meta().get("schema")
+        if isinstance(schema, int) and schema > SCHEMA_VERSION:
+            self.close()
+            raise ValueError(f"store: {self.path!r} has layout schema {schema}, written by a "
+                             f"newer version of this library; this one reads schemas up to "
+                             f"{SCHEMA_VERSION}. Read it with that version, or use another "
+                             f"store file (the store was left untouched).")
 
     def _open_readonly(self, timeout: float) -> sqlite3.Connection:
         uri = "file:" + quote(os.path.abspath(self.path))
@@ -383,10 +592,9 @@ class SweepStore:
         """The chunks' points one by one: params, result, context, version, elapsed."""
         from .sweeps import point_key
         for n, pb, rb, extra, ctx, version, elapsed in self._chunk_rows(context):
-            params = _unnpz(pb)
+            params, result = _decode_chunk(n, pb, rb, extra)
             pcols = {k: v.tolist() for k, v in params.items()}
-            rcols = {k: v if isinstance(v, list) else v.tolist()
-                     for k, v in _chunk_result(n, rb, extra).items()}
+            rcols = {k: v if isinstance(v, list) else v.tolist() for k, v in result.items()}
             err = rcols.pop("error", [None] * n)
             for i in range(n):
                 p = {k: v[i] for k, v in pcols.items()}
@@ -398,13 +606,13 @@ class SweepStore:
         """The finished chunks as arrays: ``n``, ``params``, ``result`` (name -> array)."""
         out = []
         for n, pb, rb, extra, ctx, version, elapsed in self._chunk_rows(context):
-            res = _chunk_result(n, rb, extra)
+            params, res = _decode_chunk(n, pb, rb, extra)
             for k, vals in res.items():
                 if isinstance(vals, list):
                     arr = np.empty(n, dtype=object)
                     arr[:] = vals
                     res[k] = arr
-            out.append({"n": int(n), "params": _unnpz(pb), "result": res, "version": version})
+            out.append({"n": int(n), "params": params, "result": res, "version": version})
         return out
 
     def finished(self, context: str | None = None) -> dict[str, dict[str, Any]]:
@@ -455,29 +663,76 @@ class SweepStore:
                 data)
 
     def record_chunk(self, params: Mapping[str, np.ndarray], result: Mapping[str, np.ndarray], *,
-                     context: str, version: str, elapsed: float | None = None) -> None:
+                     context: str, version: str, elapsed: float | None = None,
+                     axes: Mapping[str, np.ndarray] | None = None,
+                     positions: slice | np.ndarray | None = None) -> None:
         """Write one finished chunk as arrays (one transaction).
 
-        ``params`` and ``result`` map names to arrays of one common length;
-        numeric, boolean and text arrays are stored as one ``.npy`` structured
-        array, except a result column whose every value is the same (a
-        solver's ``method``, ``iterations``), stored once; object arrays
-        (JSON scalars, e.g. an ``error`` column) as JSON lists.
+        ``params`` and ``result`` map names to arrays of one common length.
+        Given the grid's ``axes`` (name -> 1-D array, the grid being their
+        cartesian product, first axis slowest) and the chunk's ``positions``
+        in it (a slice or an index array), the parameters are stored as the
+        axes and the positions (two numbers for a contiguous chunk) when that
+        gives them back bit for bit; otherwise as their columns.  Numeric,
+        boolean and text result columns are stored as one ``.npy``
+        structured array, except: a column whose every value is the same (a
+        solver's ``method``, ``iterations``) is stored once; a column
+        identical, bit for bit, to an earlier one is stored as its name; a
+        float column equal, bit for bit, to the product, sum or difference of
+        two others (``Q = lam * R``) is stored as that formula; text is stored
+        as integer codes into its distinct values.  Object arrays
+        (JSON scalars, e.g. an ``error`` column) are stored as JSON lists.
+        Reading back gives every column with its dtype and bits.
         """
         self._writable()
         assert self._conn is not None
         n = len(next(iter(params.values())))
+        extra: dict[str, Any] = {}
+        grid = None
+        if axes is not None and positions is not None:
+            grid = _grid_params(params, axes, positions)
+        if grid is not None:
+            pblob: bytes | bytearray = grid[0]
+            extra[_GRID] = grid[1]
+        else:
+            pblob = _npz(params)
         constant = {k: c for k, v in result.items() if (c := _constant(v)) is not None}
-        plain = {k: v for k, v in result.items() if v.dtype.kind in "biufU" and k not in constant}
-        extra: dict[str, Any] = {k: [None if x is None else x for x in v.tolist()]
-                                 for k, v in result.items() if v.dtype.kind not in "biufU"}
+        plain: dict[str, np.ndarray] = {}
+        codes: dict[str, list[Any]] = {}
+        same: dict[str, str] = {}
+        for k, v in result.items():
+            if k in constant or v.dtype.kind not in "biufU":
+                continue
+            if v.dtype.kind == "U":
+                values, code = _text_codes(v)
+                codes[k] = [v.dtype.str, values]
+                plain[k] = code
+                continue
+            twin = next((j for j, w in plain.items() if j not in codes and _identical(v, w)),
+                        None)
+            if twin is not None:
+                same[k] = twin
+            else:
+                plain[k] = v
+        derived = _derived({k: v for k, v in plain.items() if k not in codes})
+        for k in derived:
+            del plain[k]
+        extra.update({k: [None if x is None else x for x in v.tolist()]
+                      for k, v in result.items() if v.dtype.kind not in "biufU"})
         if constant:
             extra[_CONSTANT] = constant
+        if codes:
+            extra[_CODES] = codes
+        if same:
+            extra[_SAME] = same
+        if derived:
+            extra[_DERIVED] = derived
+        if constant or codes or same or derived:
             extra[_ORDER] = list(result)
         with _transaction(self._conn):
             self._q(f"INSERT INTO {self._t('chunks')} (n, params, result, extra, context, version,"
                     f" elapsed, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (n, _npz(params), _npz(plain), json.dumps(extra) if extra else None, context,
+                    (n, pblob, _npz(plain), json.dumps(extra) if extra else None, context,
                      version, elapsed, time.time()))
 
     def rows(self) -> list[dict[str, Any]]:

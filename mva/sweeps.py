@@ -32,6 +32,7 @@ import math
 import os
 import pickle
 import sys
+import threading
 import time
 from typing import Any, Callable, Iterator, Mapping, Sequence, cast
 
@@ -1182,6 +1183,56 @@ def _column(values: list[Any]) -> np.ndarray:
     return column_array(values)
 
 
+class _ChunkWriter:
+    """Records a vectorised sweep's finished chunks in its store from a background thread.
+
+    SQLite spends most of a chunk's recording in the kernel (copying its
+    megabytes into the write-ahead log and, at checkpoints, into the file,
+    and waiting for ``fsync``), with the GIL released: done in this thread
+    while the sweep computes the next chunk, that time overlaps the
+    computation instead of adding to it.  At most ``depth`` chunks wait in
+    the queue.  Each chunk is still one transaction, so a killed sweep keeps
+    every committed chunk (a chunk still queued is computed again on
+    resume).  An error of the writer is raised by the next :meth:`put` or by
+    :meth:`close`, which waits until every queued chunk is committed.  The
+    sweeping thread does not use the store between the first :meth:`put`
+    and :meth:`close`.
+    """
+
+    def __init__(self, st: SweepStore, depth: int = 1) -> None:
+        import queue
+        self.st = st
+        self.queue: Any = queue.Queue(maxsize=depth)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="mva-sweep-store", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            if self.error is None:
+                try:
+                    self.st.record_chunk(*item[0], **item[1])
+                except BaseException as exc:   # reported to the sweeping thread
+                    self.error = exc
+
+    def put(self, *args: Any, **kw: Any) -> None:
+        """Queue one :meth:`SweepStore.record_chunk` call (waits while the queue is full)."""
+        if self.error is not None:
+            raise self.error
+        self.queue.put((args, kw))
+
+    def close(self) -> None:
+        """Wait until every queued chunk is committed; raise the writer's error if any."""
+        if self.thread.is_alive():
+            self.queue.put(None)
+            self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
 def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor: Any,
                 store: Any, progress: bool, chunk: int | None, vectorized: bool | None,
                 fixed: dict[str, Any], seed_arg: str, columns: Sequence[str] | None,
@@ -1229,6 +1280,7 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
             raise
 
     grid_out: _GridColumns | None = None
+    writer: _ChunkWriter | None = None
     # a pool of this sweep is forked (where fork exists): the workers then read their inputs
     # from, and write their numeric results into, memory they share with this process
     fork = executor == "process" and sys.platform.startswith("linux")
@@ -1237,6 +1289,13 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
         pending = np.flatnonzero(~done)
         if pending.size and st is not None:
             _check_writable(st, n - int(pending.size), int(pending.size))
+
+        def record(*args: Any, **kw: Any) -> None:
+            nonlocal writer
+            assert st is not None
+            if writer is None:
+                writer = _ChunkWriter(st)
+            writer.put(*args, **kw)
 
         def commit(idx: np.ndarray, res: dict[str, np.ndarray], elapsed: float) -> None:
             nonlocal grid_out
@@ -1247,8 +1306,8 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
             pieces.append((idx, res))
             if st is not None:
                 part = _part(idx)        # a contiguous chunk: views of the grid, no copies
-                st.record_chunk({k: cols[k][part] for k in names}, res, context=context,
-                                version=__version__, elapsed=elapsed)
+                record({k: cols[k][part] for k in names}, res, context=context,
+                       version=__version__, elapsed=elapsed, axes=axes, positions=part)
 
         # -- vectorised? (unless told) ---------------------------------------
         if vectorized is None and pending.size:
@@ -1334,8 +1393,8 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
                 pieces.append((idx, res))
                 if st is not None:
                     part = _part(idx)
-                    st.record_chunk({k: cols[k][part] for k in names}, res, context=context,
-                                    version=__version__, elapsed=elapsed)
+                    record({k: cols[k][part] for k in names}, res, context=context,
+                           version=__version__, elapsed=elapsed, axes=axes, positions=part)
 
             if executor == "process" and len(tasks) > 1:
                 # the first chunk here: imports and first-call caches (SymPy lambdify, numba)
@@ -1352,17 +1411,29 @@ def _bulk_sweep(fn: Callable[..., Any], axes: dict[str, np.ndarray], *, executor
             if fork:
                 assert grid_out is not None
                 _FORKED[token] = {"cols": {k: cols[k] for k in names}, "out": grid_out.arrays}
+            if fork and writer is not None:
+                # no thread of ours while the pool forks (a thread holding a lock at fork
+                # time would leave it held in the children); the next chunk starts another
+                w, writer = writer, None
+                w.close()
             ex, owned = _pick_executor(executor, workers, len(tasks), False, fn, fixed,
                                        fork=fork)
             _drive(serial() if ex is None else parallel(), len(tasks), progress, owned)
+        if writer is not None:
+            w, writer = writer, None
+            w.close()     # every chunk committed (or the writer's error raised)
         if st is not None and not st.readonly:
             st.promote()  # a restart's staged points replace the old ones only now
         return _assemble(names, cols, n, pieces, columns, title,
                          whole={} if grid_out is None else grid_out.whole())
     finally:
         _FORKED.pop(token, None)
-        if st is not None:
-            st.close()
+        try:
+            if writer is not None:   # an error in the sweep: commit what was computed
+                writer.close()
+        finally:
+            if st is not None:
+                st.close()
 
 
 def _stored_pieces(st: SweepStore, context: str | None

@@ -601,14 +601,23 @@ def test_bulk_store_holds_chunks_as_arrays_readable_without_pickle(tmp_path):
               executor="serial", chunk=16)
     con = sqlite3.connect(store)
     assert con.execute("SELECT COUNT(*) FROM points").fetchone()[0] == 0
-    rows = con.execute("SELECT n, params, result FROM chunks ORDER BY id").fetchall()
+    rows = con.execute("SELECT n, params, result, extra FROM chunks ORDER BY id").fetchall()
     con.close()
-    assert sum(n for n, _, _ in rows) == 40 and len(rows) == 4  # probe (2), then 16, 16, 6
-    params = np.concatenate([np.load(io.BytesIO(p), allow_pickle=False) for _, p, _ in rows])
+    assert sum(n for n, _, _, _ in rows) == 40 and len(rows) == 4  # probe (2), then 16, 16, 6
+    # parameters: the grid's axes as .npy arrays, the chunk as a run of grid positions
+    pos = []
+    for n, p, _, extra in rows:
+        spec = json.loads(extra)["__grid__"]
+        assert spec["names"] == ["N", "Z"] and spec["stop"] - spec["start"] == n
+        f = io.BytesIO(p)
+        axes = [np.lib.format.read_array(f, allow_pickle=False) for _ in range(2)]
+        assert axes[0].tolist() == list(range(1, 21)) and axes[1].tolist() == [0.0, 4.0]
+        assert f.read() == b""           # nothing else: no per-point parameter rows
+        pos.extend(range(spec["start"], spec["stop"]))
+    assert pos == list(range(40))        # grid order, first parameter slowest
     # columns that vary within a chunk are .npy fields (constant ones are JSON, tested below)
-    X = np.concatenate([np.load(io.BytesIO(r), allow_pickle=False)["X"] for _, _, r in rows])
-    order = np.lexsort((params["Z"], params["N"]))
-    assert X[order].tolist() == t["X"].tolist()
+    X = np.concatenate([np.load(io.BytesIO(r), allow_pickle=False)["X"] for _, _, r, _ in rows])
+    assert X.tolist() == t["X"].tolist()
     with SweepStore(store) as s:
         back = s.to_table()
         assert s.count() == 40 and len(s.rows()) == 40
