@@ -290,6 +290,26 @@ _RUNNER = textwrap.dedent("""
 """)
 
 
+def _kill_once_committed(proc, store, count_sql: str, at_least: int) -> None:
+    """SIGKILL the job (its whole process group) once ``count_sql`` on the store reads at
+    least ``at_least`` (or after 60 s), and check that the kill ended it."""
+    deadline, committed = time.monotonic() + 60, 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        if store.exists():
+            try:
+                con = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)
+                committed = con.execute(count_sql).fetchone()[0]
+                con.close()
+            except sqlite3.OperationalError:
+                committed = 0
+        if committed >= at_least:
+            break
+        time.sleep(0.005)
+    os.killpg(proc.pid, signal.SIGKILL)
+    _, err = proc.communicate()  # waits and closes the pipes
+    assert proc.returncode == -signal.SIGKILL, err.decode()
+
+
 @pytest.mark.parametrize("executor", ["serial", "process"])
 def test_sigkill_mid_run_resumes_without_loss_or_recomputation(tmp_path, executor):
     n, delay = 40, 0.02
@@ -300,22 +320,7 @@ def test_sigkill_mid_run_resumes_without_loss_or_recomputation(tmp_path, executo
     proc = subprocess.Popen([sys.executable, "-c", script], env=env, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     # wait until some (not all) points are committed, then SIGKILL the whole job
-    deadline = time.monotonic() + 60
-    committed = 0
-    while time.monotonic() < deadline and proc.poll() is None:
-        if store.exists():
-            try:
-                con = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)
-                committed = con.execute("SELECT COUNT(*) FROM points").fetchone()[0]
-                con.close()
-            except sqlite3.OperationalError:
-                committed = 0
-        if committed >= 8:
-            break
-        time.sleep(0.005)
-    os.killpg(proc.pid, signal.SIGKILL)
-    _, err = proc.communicate()  # waits and closes the pipes
-    assert proc.returncode == -signal.SIGKILL, err.decode()
+    _kill_once_committed(proc, store, "SELECT COUNT(*) FROM points", 8)
     time.sleep(0.1)  # let orphaned pool workers (same process group, also killed) vanish
 
     with SweepStore(store) as s:
@@ -770,21 +775,7 @@ def test_bulk_store_sigkill_keeps_committed_chunks(tmp_path):
     script = _BULK_RUNNER.format(root=str(ROOT), n=n, log=str(log), store=str(store))
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline, committed = time.monotonic() + 60, 0
-    while time.monotonic() < deadline and proc.poll() is None:
-        if store.exists():
-            try:
-                con = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)
-                committed = con.execute("SELECT COALESCE(SUM(n), 0) FROM chunks").fetchone()[0]
-                con.close()
-            except sqlite3.OperationalError:
-                committed = 0
-        if committed >= 40:
-            break
-        time.sleep(0.005)
-    os.killpg(proc.pid, signal.SIGKILL)
-    _, err = proc.communicate()
-    assert proc.returncode == -signal.SIGKILL, err.decode()
+    _kill_once_committed(proc, store, "SELECT COALESCE(SUM(n), 0) FROM chunks", 40)
     con = sqlite3.connect(store)
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     con.close()
