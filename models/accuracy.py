@@ -8,11 +8,13 @@ LoPC and INI), method and measure, the distribution of the relative error
 Sobol design of the family's declared validity domain: overall and binned
 over the two axes that drive the error (:func:`axis_values`).
 
-:func:`expected_error` gives, per point, the 95th percentile of
-:math:`|e|` in the point's bin (the method's overall 95th percentile for a
-point outside every bin, or in a bin with fewer than ``min_bin`` design
-points); :func:`target_met` compares it with the issue target of the
-measure (:data:`TARGETS`, the ``p95`` bound).  Every result of
+:func:`expected_error` gives, per point, a 95% prediction bound of
+:math:`|e|` in the point's bin: an error the method exceeds at no more than
+5% of points drawn like the bin's design points (the method's overall bound
+for a point outside every bin; a bin too sparse to bound itself pools with
+its axis-1 slice, see :func:`validation.domain._bound`);
+:func:`target_met` compares it with the issue target of the measure
+(:data:`TARGETS`, the ``p95`` bound).  Every result of
 :func:`models.lopc.solve`, :func:`models.ini.solve`,
 :func:`models.policy.solve` and :func:`models.pdq.solve` carries these
 figures lazily as ``<measure>_expected_error`` (for instance
@@ -20,14 +22,19 @@ figures lazily as ``<measure>_expected_error`` (for instance
 when a point lies where the method misses its target, naming the method
 the map says is more accurate there.
 
+The lookups read ``models/data/accuracy_bounds.json`` (:func:`bounds_path`),
+the map restricted to what they need (:func:`lookup_tables`), written beside
+the map by the same command: a what-if command parses a few tens of kilobytes,
+not the whole map.
+
 Measures use the simulator's names (:data:`validation.compare.MEASURES`):
 ``R`` is the LoPC / INI round trip, the policy ``cycle_time`` and the PDQ
 ``response_time``; ``R_req`` the policy ``R_request``; ``N`` the PDQ
 ``mean_in_system``.
 
-Map schema (version 1)::
+Map schema (version 2)::
 
-    {"version": 1, "generated": ISO time, "git_commit": str, "seed": int,
+    {"version": 2, "generated": ISO time, "git_commit": str, "seed": int,
      "min_bin": int, "commands": {"simulate": str, "map": str},
      "families": {family: {
         "points": int, "seed": int, "runs": int, "saturated": int, "sim_failed": int,
@@ -38,12 +45,15 @@ Map schema (version 1)::
             "failed": int,
             "measures": {measure: {
                 "overall": {"n", "mean", "p50", "p95", "max", "bias", "beyond",
-                            "mean_beyond", "p95_beyond"},
-                "bins": {"n" | "mean" | "p95" | "max" | "beyond": [[...] per axis-2 bin]
-                         per axis-1 bin, "p95_axis1": [...] per axis-1 bin},
+                            "mean_beyond", "p95_beyond", "bound"},
+                "bins": {"n" | "mean" | "p95" | "max" | "beyond" | "bound":
+                         [[...] per axis-2 bin] per axis-1 bin,
+                         "bound_axis1": [...] per axis-1 bin},
                 "worst": [{"error", "model", "sim", "half_width", "point"}],
                 "left_out": int}}}}}}}}}
 
+``p95`` is the sample 95th percentile (reported; ``null`` in bins of fewer
+than ``min_bin`` points), ``bound`` the prediction bound the lookups use.
 ``beyond`` counts errors larger than the simulation's 95% half-width and
 ``*_beyond`` summarise :math:`\\max(|m - s| - h, 0)/s`, the part of the
 error the simulation interval cannot explain.
@@ -51,13 +61,13 @@ error the simulation interval cannot explain.
 Examples
 --------
 >>> import numpy as np
->>> tiny = {"version": 1, "min_bin": 1, "families": {"pdq": {
+>>> tiny = {"version": 2, "min_bin": 1, "families": {"pdq": {
 ...     "axes": [{"name": "load", "edges": [0, 0.5, 1]},
 ...              {"name": "keys_per_pp", "edges": [0, 4, None]}],
 ...     "targets": {"R": {"mean": 0.03, "p95": 0.08, "max": 0.15}},
 ...     "variants": {"shared": {"methods": {"keyed": {"measures": {"R": {
-...         "overall": {"p95": 0.2},
-...         "bins": {"p95": [[0.3, 0.01], [None, 0.05]]}}}}}}}}}}
+...         "overall": {"bound": 0.2},
+...         "bins": {"bound": [[0.3, 0.01], [None, 0.05]]}}}}}}}}}}
 >>> expected_error("pdq", "keyed", "R", variant="shared", load=[0.2, 0.2, 0.7, 0.7, 2.0],
 ...                keys_per_pp=[1, 64, 1, 64, 1], accuracy_map=tiny)
 array([0.3 , 0.01, 0.2 , 0.05, 0.2 ])
@@ -74,7 +84,8 @@ from typing import Any, Mapping
 import numpy as np
 
 __all__ = ["TARGETS", "AccuracyWarning", "load_map", "expected_error", "target_met",
-           "axis_values", "best_method", "attach", "map_path", "summary"]
+           "axis_values", "best_method", "attach", "map_path", "bounds_path", "lookup_tables",
+           "summary"]
 
 #: the issue targets per family and measure (fractions of |relative error|); the
 #: region target of :func:`target_met` is the ``p95`` bound
@@ -92,6 +103,9 @@ TARGETS: dict[str, dict[str, dict[str, float]]] = {
 
 _FAMILIES = tuple(TARGETS)
 
+#: the map schema this module reads (``validation.domain`` writes it)
+MAP_VERSION = 2
+
 #: fewest design points a method must have answered to be named as more accurate
 MIN_SUGGEST = 30
 
@@ -105,27 +119,87 @@ def map_path() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "accuracy_map.json")
 
 
+def bounds_path() -> str:
+    """The path of the shipped lookup tables, ``models/data/accuracy_bounds.json``.
+
+    Written beside the map by the same command (:func:`lookup_tables` of the
+    map): what :func:`expected_error` and the results read, about a tenth of
+    the map, so that a one-point what-if command parses only that.
+    """
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                        "accuracy_bounds.json")
+
+
 _LOCK = threading.Lock()
 _CACHE: dict[str, Any] = {}
 
 
-def load_map(path: str | None = None) -> dict[str, Any]:
-    """The accuracy map (read once and cached per path; ``{}`` families when none is shipped)."""
-    p = path or map_path()
+def _read(p: str) -> dict[str, Any]:
     with _LOCK:
         m = _CACHE.get(p)
         if m is None:
             if os.path.exists(p):
                 with open(p) as f:
                     m = json.load(f)
-                if int(m.get("version", 0)) != 1:
+                if int(m.get("version", 0)) != MAP_VERSION:
                     raise ValueError(f"{p}: accuracy map version {m.get('version')!r} is not "
-                                     "supported (expected 1)")
+                                     f"supported (expected {MAP_VERSION}; rebuild it with "
+                                     "python -m validation.domain map)")
             else:
-                m = {"version": 1, "families": {}}
+                m = {"version": MAP_VERSION, "families": {}}
             m["_tables"] = {}
             _CACHE[p] = m
     return m
+
+
+def load_map(path: str | None = None) -> dict[str, Any]:
+    """The accuracy map (read once and cached per path; ``{}`` families when none is shipped)."""
+    return _read(path or map_path())
+
+
+def _lookup_map() -> dict[str, Any]:
+    """The shipped lookup tables (cached); the map's projection if they are missing."""
+    p = bounds_path()
+    with _LOCK:
+        m = _CACHE.get(p)
+    if m is not None:
+        return m
+    if os.path.exists(p):
+        return _read(p)
+    m = dict(lookup_tables(load_map()), _tables={})
+    with _LOCK:
+        return _CACHE.setdefault(p, m)
+
+
+def lookup_tables(m: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a map the lookups read: per family its axes, per entry the bounds.
+
+    Same schema as the map, restricted to ``axes`` and, per variant, method
+    and measure, ``overall: {"n", "bound"}`` and ``bins: {"bound",
+    "bound_axis1"}``.
+
+    >>> tiny = {"version": 2, "generated": "now", "families": {"pdq": {"points": 4,
+    ...     "axes": [{"name": "load", "edges": [0, 1]}], "variants": {"shared": {
+    ...     "points": 4, "methods": {"keyed": {"failed": 0, "measures": {"R": {
+    ...     "overall": {"n": 4, "p95": 0.1, "bound": 0.2},
+    ...     "bins": {"p95": [[0.1]], "bound": [[0.2]], "bound_axis1": [0.2]}}}}}}}}}}
+    >>> lookup_tables(tiny)["families"]["pdq"]["variants"]["shared"]["methods"]["keyed"]
+    {'measures': {'R': {'overall': {'n': 4, 'bound': 0.2}, 'bins': {'bound': [[0.2]], 'bound_axis1': [0.2]}}}}
+    """
+    fams = {}
+    for fam, fd in m.get("families", {}).items():
+        variants = {}
+        for variant, vd in fd["variants"].items():
+            methods = {}
+            for method, md in vd["methods"].items():
+                methods[method] = {"measures": {
+                    meas: {"overall": {k: d["overall"][k] for k in ("n", "bound")},
+                           "bins": {k: d["bins"][k] for k in ("bound", "bound_axis1")}}
+                    for meas, d in md["measures"].items()}}
+            variants[variant] = {"methods": methods}
+        fams[fam] = {"axes": fd["axes"], "variants": variants}
+    return {"version": m.get("version", MAP_VERSION), "generated": m.get("generated"),
+            "families": fams}
 
 
 def axis_values(family: str, values: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -193,7 +267,7 @@ def _entry(m: Mapping[str, Any], family: str, variant: str, method: str,
 
 def _table(m: dict[str, Any], family: str, variant: str, method: str,
            measure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """Edges of both axes, the p95 grid (NaN: use the overall) and the overall p95 (cached)."""
+    """Edges of both axes, the bound grid (NaN: use the overall) and the overall bound (cached)."""
     key = (family, variant, method, measure)
     tabs = m.setdefault("_tables", {})
     t = tabs.get(key)
@@ -203,11 +277,11 @@ def _table(m: dict[str, Any], family: str, variant: str, method: str,
         edges = [np.array([np.inf if v is None else v for v in ax["edges"]], dtype=float)
                  for ax in axes]
         grid = np.array([[np.nan if v is None else v for v in row]
-                         for row in e["bins"]["p95"]], dtype=float)
-        overall = e["overall"]["p95"]
+                         for row in e["bins"]["bound"]], dtype=float)
+        overall = e["overall"]["bound"]
         overall = np.nan if overall is None else float(overall)
-        marginal = e["bins"].get("p95_axis1")
-        if marginal is not None:  # a sparse bin falls back on its axis-1 slice, then the overall
+        marginal = e["bins"].get("bound_axis1")
+        if marginal is not None:  # an empty bin falls back on its axis-1 slice, then the overall
             col = np.array([np.nan if v is None else v for v in marginal], dtype=float)
             grid = np.where(np.isnan(grid), col[:, None], grid)
         t = (edges[0], edges[1], grid, overall)
@@ -223,7 +297,7 @@ def _bins(v: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 def expected_error(family: str, method: str, measure: str = "R", *, variant: str = "",
                    accuracy_map: Mapping[str, Any] | None = None, **values: Any) -> np.ndarray:
-    """The map's 95th-percentile |relative error| of ``method`` at each point.
+    """The map's 95% prediction bound of |relative error| of ``method`` at each point.
 
     Parameters
     ----------
@@ -251,10 +325,14 @@ def expected_error(family: str, method: str, measure: str = "R", *, variant: str
     With bin edges :math:`a_0 < \\dots < a_n` per axis the bin of a value
     :math:`v` is found by :func:`numpy.searchsorted` (right-open bins, the
     last one closed); a point outside every bin gets the method's overall
-    95th percentile; a bin with fewer than ``min_bin`` design points falls
-    back on its axis-1 slice (``p95_axis1``), then on the overall figure.
+    bound; an empty bin falls back on its axis-1 slice (``bound_axis1``),
+    then on the overall figure.  A bin of :math:`n` design points with
+    sorted errors :math:`X_{(1)} \le \dots \le X_{(n)}` has the bound
+    :math:`X_{(r)}`, :math:`r = \lceil 0.95 (n + 1) \rceil`, exceeded by a
+    new point of the bin with probability at most 0.05; with fewer than 19
+    points (:math:`r > n`) it is :math:`\max(X_{(n)}, b_{slice})`.
     """
-    m = dict(accuracy_map) if accuracy_map is not None else load_map()
+    m = dict(accuracy_map) if accuracy_map is not None else _lookup_map()
     if accuracy_map is not None:
         m.setdefault("_tables", {})
     if family not in _FAMILIES:
@@ -277,10 +355,10 @@ def target_met(family: str, method: str, measure: str = "R", *, variant: str = "
 
     Examples
     --------
-    >>> tiny = {"version": 1, "families": {"pdq": {
+    >>> tiny = {"version": 2, "families": {"pdq": {
     ...     "axes": [{"name": "load", "edges": [0, 1]}, {"name": "k", "edges": [0, None]}],
     ...     "variants": {"shared": {"methods": {"keyed": {"measures": {"R": {
-    ...         "overall": {"p95": 0.05}, "bins": {"p95": [[0.2]]}}}}}}}}}}
+    ...         "overall": {"bound": 0.05}, "bins": {"bound": [[0.2]]}}}}}}}}}}
     >>> target_met("pdq", "keyed", variant="shared", load=[0.5, 3.0], keys_per_pp=8,
     ...            accuracy_map=tiny)
     array([False,  True])
@@ -298,7 +376,7 @@ def best_method(family: str, measure: str = "R", *, variant: str = "",
     Methods that answered fewer than ``min_points`` design points (a figure
     resting on a handful of points) are not considered.
     """
-    m = dict(accuracy_map) if accuracy_map is not None else load_map()
+    m = dict(accuracy_map) if accuracy_map is not None else _lookup_map()
     ms = m["families"][family]["variants"][variant]["methods"]
     methods = [k for k, v in ms.items()
                if int(v["measures"][measure]["overall"].get("n", min_points)) >= min_points]
@@ -420,7 +498,7 @@ def attach(result: Any, family: str, *, variant: str = "", warn: bool = True,
 
 
 def _warn(result: Any, family: str, variant: str, method: str) -> None:
-    m = load_map()
+    m = _lookup_map()
     fam = m.get("families", {}).get(family)
     if fam is None or variant not in fam["variants"] or \
             method not in fam["variants"][variant]["methods"]:
@@ -463,7 +541,7 @@ def _warn(result: Any, family: str, variant: str, method: str) -> None:
     where = (f"{count['missed']} of {count['points']} point(s)" if count["points"] > 1
              else "this point")
     what = (f"{family}{' ' + variant if variant else ''} method {method!r}: the accuracy map "
-            f"puts the 95th-percentile |error| of R at {100 * max(r[2] for r in first):.1f}% "
+            f"puts the 95% bound on |error| of R at {100 * max(r[2] for r in first):.1f}% "
             f"at {where}, above the {100 * target:g}% target")
     if others:
         names = sorted({str(b) for b, _ in others})

@@ -265,8 +265,8 @@ __all__ += ["PARAMETER_CLASSES", "parameter_class", "valid_values", "invalid_val
 def accuracy_maps(draw, family: str = "pdq", variant: str = "shared", method: str = "keyed",
                   measure: str = "R"):
     """A small accuracy map (:mod:`models.accuracy` schema): random increasing edges per axis
-    (the last one possibly ``None`` = inf), a p95 grid with some empty (``None``) bins and an
-    overall p95."""
+    (the last one possibly ``None`` = inf), a bound grid with some empty (``None``) bins and an
+    overall bound."""
     def edges():
         n = draw(st.integers(1, 4))
         steps = draw(st.lists(st.floats(0.01, 10.0), min_size=n, max_size=n))
@@ -281,10 +281,10 @@ def accuracy_maps(draw, family: str = "pdq", variant: str = "shared", method: st
     overall = draw(st.floats(0.0, 1.0))
     axes = {"pdq": ("load", "keys_per_pp"), "policy": ("U", "O_int_ratio"),
             "lopc": ("U_h", "cs2"), "ini": ("U_o", "cs2_O")}[family]
-    return {"version": 1, "families": {family: {
+    return {"version": 2, "families": {family: {
         "axes": [{"name": axes[0], "edges": e1}, {"name": axes[1], "edges": e2}],
         "variants": {variant: {"methods": {method: {"measures": {measure: {
-            "overall": {"p95": overall}, "bins": {"p95": grid}}}}}}}}}}
+            "overall": {"bound": overall}, "bins": {"bound": grid}}}}}}}}}}
 
 
 __all__ += ["accuracy_maps"]

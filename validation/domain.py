@@ -110,7 +110,7 @@ MAX_CYCLES = 1_000_000
 #: round trips per thread at least (large machines)
 PER_THREAD = 40
 #: map format version (bump when the schema changes)
-MAP_VERSION = 1
+MAP_VERSION = 2
 #: a residence or queue length below this fraction of R (resp. 0.02) is left out
 NEGLIGIBLE = 0.02
 
@@ -412,8 +412,38 @@ def load_references(family: str, path: str | None = None) -> dict[str, Any]:
 #: the per-family targets of the issues (fractions; see :data:`models.accuracy.TARGETS`)
 from models.accuracy import TARGETS  # noqa: E402
 
-#: fewest points a bin needs for its own p95 (sparser bins use the method's overall p95)
+#: fewest points a bin needs for its own reported p95 (the heat maps; lookups use the bound)
 MIN_BIN = 8
+
+#: coverage of the prediction bound a point's lookup returns
+BOUND_COVERAGE = 0.95
+
+
+def _bound(a: np.ndarray, parent: float | None) -> float | None:
+    """Distribution-free 95% prediction bound of ``|e|`` at one more point like ``a``'s.
+
+    For :math:`n` exchangeable values and one more drawn the same way,
+    :math:`P(X_{new} > X_{(r)}) = (n + 1 - r)/(n + 1)` (the new value's rank
+    is uniform), so the order statistic :math:`r = \lceil 0.95 (n + 1)\rceil`
+    is exceeded with probability at most 5%.  A bin of fewer than 19 points
+    has no such order statistic and cannot bound itself: it gets
+    :math:`\max(X_{(n)}, b_{parent})`, its own maximum or the bound of the
+    region it lies in, whichever is larger.  (The sample 95th percentile of
+    a small bin is exceeded far more often: about 15% of the time at
+    :math:`n = 8`.)
+
+    >>> a = np.arange(1.0, 41.0)
+    >>> float(_bound(a, None)), float(_bound(a[:10], 30.0)), float(_bound(a[:10], 3.0))
+    (39.0, 30.0, 10.0)
+    """
+    a = np.sort(np.asarray(a, dtype=float))
+    n = a.size
+    if n == 0:
+        return parent
+    r = math.ceil(BOUND_COVERAGE * (n + 1) - 1e-9)
+    if r <= n:
+        return float(a[r - 1])
+    return float(a[-1]) if parent is None else max(float(a[-1]), parent)
 
 
 def _methods(family: str) -> tuple[str, ...]:
@@ -498,7 +528,9 @@ def model_values(family: str, variant: str, method: str,
 
 
 #: most points solved in one vectorised call by the map (below every family's
-#: ``auto`` grid thresholds: policy AUTO_NODE_LIMIT 200, LoPC/INI AUTO_GRID_LIMIT)
+#: ``auto`` grid thresholds, so the map measures what a call of one or a few points
+#: gets: policy AUTO_NODE_SECONDS (100 points of at most 0.5 estimated s each stay
+#: under its 60 s), LoPC/INI AUTO_GRID_LIMIT)
 MAP_GROUP = 100
 #: CPU-time limits of the map's solves (seconds): a vectorised group, one point; after
 #: MAX_TIMEOUTS points over the limit a method's remaining points are left unanswered
@@ -595,17 +627,21 @@ def _bin_index(v: np.ndarray, edges: Sequence[float]) -> np.ndarray:
 
 
 def _binned(e: np.ndarray, x: np.ndarray, a1: np.ndarray, a2: np.ndarray,
-            edges: tuple[Sequence[float], Sequence[float]]) -> dict[str, Any]:
+            edges: tuple[Sequence[float], Sequence[float]], overall: float | None
+            ) -> dict[str, Any]:
+    """Per-bin statistics, the reported p95 grid and the lookup's prediction bounds.
+
+    ``bound`` (per bin) and ``bound_axis1`` (per axis-1 slice) are
+    :func:`_bound` figures; a sparse bin pools with its slice, a sparse slice
+    with the method's ``overall`` bound.
+    """
     n1, n2 = len(edges[0]) - 1, len(edges[1]) - 1
     b1, b2 = _bin_index(a1, edges[0]), _bin_index(a2, edges[1])
     grid: dict[str, Any] = {k: [[None] * n2 for _ in range(n1)]
-                                        for k in ("n", "mean", "p95", "max", "beyond")}
-    marginal: list[Any] = []
-    for i in range(n1):
-        sel = b1 == i
-        marginal.append(float(np.percentile(np.abs(e[sel]), 95)) if sel.sum() >= MIN_BIN
-                        else None)
-    grid["p95_axis1"] = marginal
+                                        for k in ("n", "mean", "p95", "max", "beyond", "bound")}
+    a = np.abs(e)
+    marginal = [_bound(a[b1 == i], overall) for i in range(n1)]
+    grid["bound_axis1"] = marginal
     for i in range(n1):
         for j in range(n2):
             sel = (b1 == i) & (b2 == j)
@@ -615,6 +651,7 @@ def _binned(e: np.ndarray, x: np.ndarray, a1: np.ndarray, a2: np.ndarray,
             if st["n"]:
                 grid["mean"][i][j] = st["mean"]
                 grid["max"][i][j] = st["max"]
+                grid["bound"][i][j] = _bound(a[sel], marginal[i])
             if st["n"] >= MIN_BIN:
                 grid["p95"][i][j] = st["p95"]
     return grid
@@ -704,9 +741,10 @@ def build_map(families: Sequence[str] = FAMILIES, *, references: str | None = No
                 for meas, md in d["measures"].items():
                     ok = md["ok"]
                     e, x = md["e"][ok], md["x"][ok]
+                    overall = {**_stats(e, x), "bound": _bound(np.abs(e), None)}
                     meas_out[meas] = {
-                        "overall": _stats(e, x),
-                        "bins": _binned(e, x, a1[ok], a2[ok], edges),
+                        "overall": overall,
+                        "bins": _binned(e, x, a1[ok], a2[ok], edges, overall["bound"]),
                         "worst": _worst(md["e"], d["points"], d["sims"], meas, md["model"]),
                         "left_out": int((~ok).sum()),
                     }
@@ -745,13 +783,27 @@ def build_map(families: Sequence[str] = FAMILIES, *, references: str | None = No
                       "map": "python -m validation.domain map"},
          "families": fams}
     if out:
+        # the map, then its lookup tables beside it (what results read; see
+        # models.accuracy.bounds_path)
+        from models.accuracy import lookup_tables
+
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-        tmp = out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(m, f, indent=1, allow_nan=False, default=_plain)
-            f.write("\n")
-        os.replace(tmp, out)  # readers never see a half-written map
+        _write_json(out, m, indent=1)
+        _write_json(os.path.join(os.path.dirname(os.path.abspath(out)), BOUNDS_NAME),
+                    lookup_tables(m), indent=None)
     return m
+
+
+#: file name of the lookup tables written beside the map
+BOUNDS_NAME = "accuracy_bounds.json"
+
+
+def _write_json(path: str, obj: Any, indent: int | None) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=indent, allow_nan=False, default=_plain)
+        f.write("\n")
+    os.replace(tmp, path)  # readers never see a half-written file
 
 
 # ---------------------------------------------------------------------------
@@ -771,7 +823,7 @@ def check_against_map(family: str, points: int, seed: int, *, method: str = "aut
 
     A fresh design (``points``, ``seed``; a seed other than the map's) is
     simulated (or ``refs`` given) and ``method`` solved at each point.  If
-    the map's figure :math:`q_i` (the 95th percentile of its bin) is right,
+    the map's figure :math:`q_i` (the 95% prediction bound of its bin) is right,
     each point's :math:`|e_i|` exceeds it with probability at most 0.05, so
     the count :math:`k` of exceedances out of :math:`n` is at most
     Binomial(:math:`n`, 0.05); the check fails when the one-sided p-value
@@ -877,7 +929,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     workers=a.workers, progress=True)
             for variant, r in res.items():
                 f, mp = r["fresh"], r["map"]
-                print(f"{fam} {variant}: {r['above']} of {r['n']} points above the map's p95 "
+                print(f"{fam} {variant}: {r['above']} of {r['n']} points above the map's 95% bound "
                       f"(p = {r['p_value']:.3g}, {'' if r['consistent'] else 'NOT '}"
                       f"consistent); |e_R| fresh mean/p95/max "
                       f"{_fmt(f['mean'])}/{_fmt(f['p95'])}/{_fmt(f['max'])}%, map "

@@ -16,14 +16,14 @@ from models.accuracy import (TARGETS, AccuracyWarning, best_method, expected_err
                              map_path, target_met)
 from tests.strategies import accuracy_maps
 
-TINY = {"version": 1, "min_bin": 1, "families": {"pdq": {
+TINY = {"version": 2, "min_bin": 1, "families": {"pdq": {
     "axes": [{"name": "load", "edges": [0.0, 0.5, 1.0]},
              {"name": "keys_per_pp", "edges": [0.0, 4.0, None]}],
     "variants": {"shared": {"methods": {
-        "keyed": {"measures": {"R": {"overall": {"p95": 0.2},
-                                     "bins": {"p95": [[0.3, 0.01], [None, 0.05]]}}}},
-        "birth-death": {"measures": {"R": {"overall": {"p95": 0.5},
-                                           "bins": {"p95": [[0.02, 0.4], [0.1, 0.6]]}}}}}}}}}}
+        "keyed": {"measures": {"R": {"overall": {"bound": 0.2},
+                                     "bins": {"bound": [[0.3, 0.01], [None, 0.05]]}}}},
+        "birth-death": {"measures": {"R": {"overall": {"bound": 0.5},
+                                           "bins": {"bound": [[0.02, 0.4], [0.1, 0.6]]}}}}}}}}}}
 
 
 def test_lookup_by_hand():
@@ -40,7 +40,7 @@ def test_sparse_bin_falls_back_on_its_axis1_slice():
     import copy
     m = copy.deepcopy(TINY)
     bins = m["families"]["pdq"]["variants"]["shared"]["methods"]["keyed"]["measures"]["R"]["bins"]
-    bins["p95_axis1"] = [0.25, 0.07]
+    bins["bound_axis1"] = [0.25, 0.07]
     e = expected_error("pdq", "keyed", variant="shared", load=[0.7, 0.7, 2.0],
                        keys_per_pp=[1, 64, 1], accuracy_map=m)
     assert e.tolist() == [0.07, 0.05, 0.2]     # empty bin -> its slice; own bin; outside
@@ -88,9 +88,9 @@ def _reference(m, a1, a2):
         return None
 
     i, j = find(a1, e1), find(a2, e2)
-    if i is None or j is None or d["bins"]["p95"][i][j] is None:
-        return d["overall"]["p95"]
-    return d["bins"]["p95"][i][j]
+    if i is None or j is None or d["bins"]["bound"][i][j] is None:
+        return d["overall"]["bound"]
+    return d["bins"]["bound"][i][j]
 
 
 @settings(max_examples=60, deadline=None)
@@ -104,8 +104,8 @@ def test_vectorised_lookup_matches_scalar_loop(m, pts):
     assert e.tolist() == [_reference(m, x, y) for x, y in pts]
     # every figure is a bin's or the overall one
     fam = m["families"]["pdq"]["variants"]["shared"]["methods"]["keyed"]["measures"]["R"]
-    allowed = {v for row in fam["bins"]["p95"] for v in row if v is not None}
-    allowed.add(fam["overall"]["p95"])
+    allowed = {v for row in fam["bins"]["bound"] for v in row if v is not None}
+    allowed.add(fam["overall"]["bound"])
     assert set(e.tolist()) <= allowed
 
 
@@ -120,7 +120,7 @@ def _family_methods(family):
 
 def test_shipped_map_loads_and_covers_its_families():
     m = load_map()
-    assert m["version"] == 1
+    assert m["version"] == 2
     variants = {"lopc": [""], "ini": [""], "policy": ["fixed", "floating", "single"],
                 "pdq": ["shared", "partitioned", "spinlock", "multiplexed"]}
     assert set(m["families"]) == set(variants)                    # every family is mapped
@@ -136,10 +136,19 @@ def test_shipped_map_loads_and_covers_its_families():
                 assert set(md["measures"]) == set(TARGETS[fam])
                 for meas, d in md["measures"].items():
                     ov = d["overall"]
-                    assert np.shape(d["bins"]["p95"]) == (n1, n2)
+                    assert np.shape(d["bins"]["p95"]) == np.shape(d["bins"]["bound"]) == (n1, n2)
                     assert sum(map(sum, d["bins"]["n"])) <= ov["n"]
                     if ov["n"]:
                         assert 0 <= ov["mean"] <= ov["p95"] <= ov["max"]
+                        assert ov["p95"] <= ov["bound"] <= ov["max"]
+                        # a bin's bound is never below its own maximum when the bin is
+                        # too small to bound itself (fewer than 19 points)
+                        for nr, br, mr in zip(d["bins"]["n"], d["bins"]["bound"],
+                                              d["bins"]["max"]):
+                            for nn, b, mx in zip(nr, br, mr):
+                                assert (b is None) == (nn == 0)
+                                if 0 < nn < 19:
+                                    assert b >= mx
                         assert 0 <= ov["beyond"] <= ov["n"]
             # the default method answers nearly every point
             assert vd["methods"]["auto"]["measures"]["R"]["overall"]["n"] >= 0.9 * vd["points"] \
@@ -153,29 +162,40 @@ def test_map_is_package_data():
     cfg.read(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
                           "setup.cfg"))
     assert "data/*.json" in cfg["options.package_data"]["models"]
-    assert os.path.exists(map_path())
+    assert os.path.exists(map_path()) and os.path.exists(accuracy.bounds_path())
+
+
+def test_shipped_lookup_tables_are_the_maps_projection():
+    """Results read the small lookup file; it must be the projection of the shipped map
+    (both are written by one command), so every figure a result carries is the map's."""
+    import json
+    import os
+    with open(accuracy.bounds_path()) as f:
+        shipped = json.load(f)
+    assert shipped == json.loads(json.dumps(accuracy.lookup_tables(load_map()), default=str))
+    assert os.path.getsize(accuracy.bounds_path()) < 0.3 * os.path.getsize(map_path())
 
 
 # ---------------------------------------------------------------------------
 # results carry the figures; the warning names a better method
 # ---------------------------------------------------------------------------
 
-LOPC_TINY = {"version": 1, "families": {"lopc": {
+LOPC_TINY = {"version": 2, "families": {"lopc": {
     "axes": [{"name": "U_h", "edges": [0.0, 0.3, 1.0]}, {"name": "cs2", "edges": [0.0, 10.0]}],
     "variants": {"": {"methods": {
-        "lopc": {"measures": {"R": {"overall": {"p95": 0.3}, "bins": {"p95": [[0.01], [0.2]]}},
-                              "R_q": {"overall": {"p95": 0.1}, "bins": {"p95": [[0.02], [0.1]]}},
-                              "R_y": {"overall": {"p95": 0.1}, "bins": {"p95": [[None], [0.1]]}}}},
-        "node": {"measures": {"R": {"overall": {"p95": 0.01}, "bins": {"p95": [[0.01], [0.02]]}},
-                              "R_q": {"overall": {"p95": 0.1}, "bins": {"p95": [[0.02], [0.1]]}},
-                              "R_y": {"overall": {"p95": 0.1},
-                                      "bins": {"p95": [[None], [0.1]]}}}}}}}}}}
+        "lopc": {"measures": {"R": {"overall": {"bound": 0.3}, "bins": {"bound": [[0.01], [0.2]]}},
+                              "R_q": {"overall": {"bound": 0.1}, "bins": {"bound": [[0.02], [0.1]]}},
+                              "R_y": {"overall": {"bound": 0.1}, "bins": {"bound": [[None], [0.1]]}}}},
+        "node": {"measures": {"R": {"overall": {"bound": 0.01}, "bins": {"bound": [[0.01], [0.02]]}},
+                              "R_q": {"overall": {"bound": 0.1}, "bins": {"bound": [[0.02], [0.1]]}},
+                              "R_y": {"overall": {"bound": 0.1},
+                                      "bins": {"bound": [[None], [0.1]]}}}}}}}}}}
 
 
 @pytest.fixture
 def lopc_tiny(monkeypatch):
     tiny = dict(LOPC_TINY, _tables={})
-    monkeypatch.setitem(accuracy._CACHE, map_path(), tiny)
+    monkeypatch.setitem(accuracy._CACHE, accuracy.bounds_path(), tiny)
     return tiny
 
 
@@ -235,7 +255,7 @@ def test_policy_auto_results_carry_the_maps_figure(policy):
     assert e.shape == (2,) and np.all(np.isfinite(e)) and np.all(e > 0)
     m = load_map()["families"]["policy"]["variants"][policy]["methods"]["auto"]
     assert np.all(e <= max(m["measures"]["R"]["overall"]["max"], *(
-        v for row in m["measures"]["R"]["bins"]["p95"] for v in row if v is not None)))
+        v for row in m["measures"]["R"]["bins"]["bound"] for v in row if v is not None)))
 
 
 def test_pdq_results_look_up_their_discipline_and_multiplexed_processors():
