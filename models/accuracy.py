@@ -43,6 +43,8 @@ Map schema (version 2)::
         "measures": [str], "targets": {measure: {"mean", "p95", "max"}},
         "variants": {variant: {"points": int, "methods": {method: {
             "failed": int,
+            "saturation": {"points", "both", "model_only", "sim_only", "agree"},
+                          (policy and PDQ only)
             "measures": {measure: {
                 "overall": {"n", "mean", "p50", "p95", "max", "bias", "beyond",
                             "mean_beyond", "p95_beyond", "bound"},
@@ -54,6 +56,9 @@ Map schema (version 2)::
 
 ``p95`` is the sample 95th percentile (reported; ``null`` in bins of fewer
 than ``min_bin`` points), ``bound`` the prediction bound the lookups use.
+``saturation`` compares the model's saturation flag with the simulator's
+(PDQ: no steady state; policy: protocol processor at least 95% busy) at
+every design point, the simulator's saturated points included.
 ``beyond`` counts errors larger than the simulation's 95% half-width and
 ``*_beyond`` summarise :math:`\\max(|m - s| - h, 0)/s`, the part of the
 error the simulation interval cannot explain.
@@ -393,7 +398,10 @@ def summary(measure: str = "R", *, families: Any = None, methods: Any = None,
 
     One row per family, variant and method: points answered, mean / p95 /
     max of :math:`|e|`, bias, errors beyond the simulation interval, the
-    issue target (mean / p95 / max) and whether all three are met.
+    issue target (mean / p95 / max) and whether all three are met, and
+    (policy, PDQ) how often the model's saturation flag agrees with the
+    simulator's, with the counts flagged by the simulator only and by the
+    model only.
 
     Examples
     --------
@@ -431,13 +439,26 @@ def summary(measure: str = "R", *, families: Any = None, methods: Any = None,
                              "bias_%": pct(ov["bias"]), "beyond_ci": int(ov["beyond"]),
                              "target_%": "-" if tg is None else
                              f"{100 * tg['mean']:g}/{100 * tg['p95']:g}/{100 * tg['max']:g}",
-                             "met": "yes" if met else "no"})
+                             "met": "yes" if met else "no",
+                             "saturation": _saturation_text(md.get("saturation"))})
     cols = ["family", "variant", "method", "n", "mean_%", "p95_%", "max_%", "bias_%",
-            "beyond_ci", "target_%", "met"]
+            "beyond_ci", "target_%", "met", "saturation"]
     return Table.from_records(rows, columns=cols,
                               formats={k: ".2f" for k in ("mean_%", "p95_%", "max_%", "bias_%")},
                               title=f"Accuracy map: |relative error| of {measure} over the "
                                     "declared domain")
+
+
+def _saturation_text(sat: Mapping[str, Any] | None) -> str:
+    """``"99.6% (2 sim, 0 model)"``: agreement and the points flagged by one side only.
+
+    >>> _saturation_text({"points": 512, "both": 3, "model_only": 0, "sim_only": 2,
+    ...                   "agree": 510 / 512}), _saturation_text(None)
+    ('99.6% (2 sim, 0 model)', '-')
+    """
+    if not sat or not sat.get("points"):
+        return "-"
+    return f"{100 * sat['agree']:.1f}% ({sat['sim_only']} sim, {sat['model_only']} model)"
 
 
 # ---------------------------------------------------------------------------

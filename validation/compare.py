@@ -450,13 +450,15 @@ def _model_values(family: str, params: Any, method: str,
         po = solve_policy(params, method, **options)
         return {"R": a(po.cycle_time), "X": a(po.throughput), "T": a(po.execution_time),
                 "U_pp": a(po.pp_utilization), "R_req": a(po.R_request), "R_reply": a(po.R_reply),
-                "R_resp": a(po.R_response), "P_int": a(po.interrupt_probability)}
+                "R_resp": a(po.R_response), "P_int": a(po.interrupt_probability),
+                "saturated": a(po.saturated)}
     from models.pdq import solve as solve_pdq
     pq = solve_pdq(params, method, **options)
     # U per processor of the k (the simulator's protocol utilization): the model's
     # utilization is per *available* processor (a = k; kept general)
     U = a(pq.utilization) * a(pq.available_processors) / a(params.k)
-    return {"R": a(pq.response_time), "U": U, "N": a(pq.mean_in_system)}
+    return {"R": a(pq.response_time), "U": U, "N": a(pq.mean_in_system),
+            "saturated": a(pq.saturated)}
 
 
 def _check_method(family: str, method: str | None) -> str:

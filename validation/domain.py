@@ -68,7 +68,8 @@ from mva._validate import check_choice, check_integer
 __all__ = ["FAMILIES", "pdq_saturation_load", "pdq_discipline", "PDQ_VARIANT_FIELDS", "VARIANTS", "MAP_MEASURES", "AXES", "TARGET_HW", "MAX_CYCLES",
            "MAP_VERSION", "design_points", "simulate_point", "simulate_family",
            "load_references", "model_values", "axis_values", "errors_of", "build_map",
-           "references_path", "MAP_PATH", "TARGETS", "family_errors", "check_against_map", "CHECK_ALPHA", "main"]
+           "references_path", "MAP_PATH", "TARGETS", "family_errors", "check_against_map", "CHECK_ALPHA",
+           "saturation_agreement", "SATURATION_FAMILIES", "main"]
 
 #: families of the map
 FAMILIES = ("lopc", "ini", "policy", "pdq")
@@ -475,6 +476,8 @@ def model_values(family: str, variant: str, method: str,
 
     n = len(points)
     out = {m: np.full(n, np.nan) for m in MEASURES[family]}
+    if family in SATURATION_FAMILIES:
+        out["saturated"] = np.full(n, np.nan)       # 1.0 / 0.0: the model's own flag
     if family in ("lopc", "ini"):
         opts: dict[str, Any] = {"on_fail": "ignore"}
         call_method = method
@@ -682,7 +685,10 @@ def family_errors(family: str, refs: Mapping[str, Any], methods: Sequence[str] |
     """
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for variant in VARIANTS[family]:
-        rows = [r for r in _pick(refs["rows"], variant) if not r.get("error")]
+        # the simulator's saturated points stay in (no error is measured there, but the
+        # model's saturation flag is compared there: :func:`saturation_agreement`)
+        rows = [r for r in _pick(refs["rows"], variant)
+                if not r.get("error") or r.get("saturated")]
         if not rows:
             continue
         points = [_fields_of_row(family, r) for r in rows]
@@ -697,10 +703,55 @@ def family_errors(family: str, refs: Mapping[str, Any], methods: Sequence[str] |
             for meas in MAP_MEASURES[family]:
                 e, x, ok = errors_of(family, meas, mv[meas], rows)
                 per[meas] = {"e": e, "x": x, "ok": ok, "model": mv[meas]}
-            failed = int(np.sum(~np.isfinite(mv["R"])))
+            sim_sat = np.array([bool(r.get("saturated")) for r in rows])
+            failed = int(np.sum(~np.isfinite(mv["R"]) & ~sim_sat))
             out[variant][method] = {"points": points, "sims": rows, "axes": (a1, a2),
-                                    "measures": per, "failed": failed}
+                                    "measures": per, "failed": failed,
+                                    "saturation": saturation_agreement(family, mv, rows)}
     return out
+
+
+#: families whose models flag saturation (compared with the simulator by
+#: :func:`saturation_agreement`)
+SATURATION_FAMILIES = ("policy", "pdq")
+
+
+def saturation_agreement(family: str, model: Mapping[str, np.ndarray],
+                         sims: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Where the model flags saturation against where the simulator does.
+
+    PDQ: the simulator flags a point whose queue has no steady state (its
+    run-length test, :func:`validation.compare.simulate_measures`).  Policy
+    (a closed machine, always in steady state): the simulated
+    protocol-processor utilization is at or above
+    :data:`models.policy.SATURATION_THRESHOLD`, the model's own criterion.
+    Points the model does not answer are left out.
+
+    Returns
+    -------
+    dict or None
+        ``points`` compared, ``both``, ``model_only``, ``sim_only`` and
+        ``agree`` (the share of points where the two flags are equal);
+        ``None`` for a family without a saturation flag.
+
+    >>> saturation_agreement("pdq", {"saturated": np.array([1.0, 0.0, 0.0, np.nan])},
+    ...                      [{"saturated": True}, {"saturated": True}, {}, {}])
+    {'points': 3, 'both': 1, 'model_only': 0, 'sim_only': 1, 'agree': 0.6666666666666666}
+    """
+    if family not in SATURATION_FAMILIES or "saturated" not in model:
+        return None
+    m = np.asarray(model["saturated"], dtype=float)
+    if family == "policy":
+        from models.policy import SATURATION_THRESHOLD
+        s = np.array([r.get("U_pp") is not None and r["U_pp"] >= SATURATION_THRESHOLD
+                      for r in sims])
+    else:
+        s = np.array([bool(r.get("saturated")) for r in sims])
+    ok = np.isfinite(m)
+    mb, sb = m[ok] > 0.5, s[ok]
+    n = int(ok.sum())
+    return {"points": n, "both": int((mb & sb).sum()), "model_only": int((mb & ~sb).sum()),
+            "sim_only": int((~mb & sb).sum()), "agree": float((mb == sb).mean()) if n else None}
 
 
 def build_map(families: Sequence[str] = FAMILIES, *, references: str | None = None,
@@ -749,6 +800,8 @@ def build_map(families: Sequence[str] = FAMILIES, *, references: str | None = No
                         "left_out": int((~ok).sum()),
                     }
                 vm[method] = {"failed": d["failed"], "measures": meas_out}
+                if d.get("saturation") is not None:
+                    vm[method]["saturation"] = d["saturation"]
             variants[variant] = {"points": len(next(iter(per_method.values()))["points"]),
                                  "methods": vm}
         fams[fam] = {

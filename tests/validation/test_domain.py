@@ -197,3 +197,32 @@ def test_prediction_bound_covers_a_new_point(dist):
             pct = np.percentile(samples, 95, axis=1)
             assert float((new > pct).mean()) > 0.10       # why the sample p95 is not used
     assert D._bound(np.array([]), 0.3) == 0.3 and D._bound(np.array([]), None) is None
+
+
+def test_saturation_agreement_counts_both_sides():
+    """The map compares the model's saturation flag with the simulator's at every point,
+    the simulator's saturated points included (one key: a single server, stable below
+    load 1/k)."""
+    from models.pdq import PDQParams, solve
+
+    base = dict(k=4, S=100.0, cs2=1.0, n_keys=1, key_skew=0.0, f_sequential=0.0,
+                f_nosync=0.0)
+    loads = (0.5, 0.1, 0.1)              # saturated (2x one key's capacity), stable, stable
+    sim_sat = (True, False, True)        # the third: the simulator disagrees
+    rows = []
+    for i, (load, ss) in enumerate(zip(loads, sim_sat)):
+        r = {**base, "load": load, "variant": "shared", "i": i}
+        if ss:
+            r.update(saturated=True, error="no steady state")
+        else:
+            m = solve(PDQParams(**{**base, "load": load}), "shared")
+            r.update(saturated=False, R=float(m.response_time), R_hw=1.0,
+                     U=float(m.utilization), U_hw=0.01, N=float(m.mean_in_system), N_hw=0.1)
+        rows.append(r)
+    fe = D.family_errors("pdq", {"rows": rows}, methods=("auto",))
+    sat = fe["shared"]["auto"]["saturation"]
+    assert sat == {"points": 3, "both": 1, "model_only": 0, "sim_only": 1, "agree": 2 / 3}
+    assert fe["shared"]["auto"]["failed"] == 0     # the model's NaN at a saturated point
+    # the error measure leaves the saturated points out; the stable one is exact here
+    R = fe["shared"]["auto"]["measures"]["R"]
+    assert R["ok"].tolist() == [False, True, False] and abs(R["e"][1]) < 1e-12
