@@ -376,7 +376,9 @@ class PDQResult(ResultMixin):
     bottleneck : str or array of str
         ``""`` when stable, else ``"processors"``, ``"key"`` (the most
         popular key alone exceeds one processor), ``"partition"`` (the
-        busiest static queue) or ``"lock"`` (the hottest spin-lock).
+        busiest static queue), ``"lock"`` (the hottest spin-lock) or
+        ``"sequential"`` (spin-lock: the sequential episodes -- drain,
+        spinners, pool queue -- leave the processors too little time).
     """
 
     discipline: str
@@ -1164,7 +1166,9 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
     # started since the last episode (their own times, without spinning: a key's spinners
     # are its backlog, served one after another)
     Sw = qk * h + (1.0 - qk) * S
-    cs2w = max((qk * Eh2 + (1.0 - qk) * S * S * (1.0 + cs2)) / (Sw * Sw) - 1.0, 0.0)
+    # (the mixture's variance V + q_k (1 - q_k) o_lock^2, written so that q_k = 0 gives
+    # cs2 exactly: the handler-time family switches at cs2 = 1e-3)
+    cs2w = cs2 * (S / Sw) ** 2 + qk * (1.0 - qk) * (o_lock / Sw) ** 2
     rsafe = np.maximum(r, 1e-300)
 
     def pool(Wp: float) -> tuple[float, np.ndarray, float, float]:
@@ -1187,7 +1191,9 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
         Wq = float(mmc(lam_o, Sb, int(round(k))).waiting_time)
         return m2 / (2.0 * Sb * Sb) * Wq, spin, Sb, lam_o * Wq
 
-    if lam_o * S >= k:
+    if lam_o * Sw >= k:
+        # even without spinning (a wait for the processors long enough that the lock's
+        # queue ahead is served meanwhile) the keyed and nosync handlers fill the pool
         out["sat"] = "processors"
         return out
     # the pool wait is the fixed point Wp = g(Wp), g decreasing (the longer the wait, the
@@ -1207,39 +1213,18 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
     Wp = 0.5 * (lo + hi)
     _, spin, Sb, Lq = pool(Wp)
     hold = h + spin                                   # a keyed handler on its processor
-    # sequential episodes: the fixed point of their clearing time C and the fraction v
-    # of the time they block the queue
+    # sequential episodes: the fixed point of their clearing time C (the fraction of the
+    # time they block the queue v = lambda_s (C + S)); no fixed point: no steady state
     backlog = float(np.max(lam_i * spin, initial=0.0))
-    C, v, varD, drain = 0.0, 0.0, 0.0, 0.0
-    it = 0
-    for it in range(_KEYED_ITER):
-        if v >= 1.0 or lam_o * Sb >= k * (1.0 - v):
-            out["sat"] = "processors"
+    C, varD, drain, it = 0.0, 0.0, 0.0, 0
+    if lam_s > 0.0:
+        found = _episode_clearing(lam_s, lam_o, S, V, Sw, cs2w, max(backlog * h, Lq * Sb / k),
+                                  (1.0 - lam_o * Sb / k) / lam_s - S)
+        if found is None:
+            out["sat"] = "sequential"
             return out
-        if lam_s <= 0.0:
-            break
-        E1 = C + S
-        E2 = E1 * E1 + V + varD + max(C - drain, 0.0) ** 2
-        Wb = lam_s * E2 / 2.0 / (1.0 - v)
-        Rs = Wb + C + S
-        held = Rs / (1.0 + lam_s * Rs)
-        nu = lam_o * held
-        m1_, m2_ = _drain_moments(float(cs2w), lam_o * Sw, lam_s * Sw, nu, nu, v)
-        drain, varD = Sw * m1_, Sw * Sw * (m2_ - m1_ * m1_)
-        # besides the drain, the spinners of a key are served one after another and
-        # the pool queue ahead on all processors
-        clear = drain + max(backlog * h, Lq * Sb / k)
-        v_new = lam_s * (clear + S)
-        done = abs(clear - C) <= 1e-10 * (S + C) and abs(v_new - v) <= 1e-10
-        C = 0.5 * (C + clear)
-        v = 0.5 * (v + v_new)
-        if done:
-            break
-    else:
-        return out
-    if v >= 1.0:
-        out["sat"] = "processors"
-        return out
+        C, drain, varD, it = found
+    v = lam_s * (C + S)
     E1 = C + S
     E2 = E1 * E1 + V + varD + max(C - drain, 0.0) ** 2
     Wres = lam_s * E2 / 2.0 / (1.0 - v) if lam_s > 0.0 else 0.0
@@ -1248,6 +1233,89 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
     busy = lam_k * float(np.sum(p * hold)) + (lam_n + lam_s) * S
     out.update(R=R, conflict=float(np.sum(p * r)), busy=busy, conv=True, iterations=it + 1)
     return out
+
+
+#: sequential episodes (spin-lock): monotone iterations before the fold test, and the
+#: grid of the fold test
+_EPISODE_ITER = 60
+_EPISODE_GRID = 48
+
+
+def _episode_clearing(lam_s: float, lam_o: float, S: float, V: float, Sw: float, cs2w: float,
+                      fixed: float, C_max: float
+                      ) -> tuple[float, float, float, int] | None:
+    """Smallest fixed point ``C = g(C)`` of a sequential episode's clearing time (spin-lock).
+
+    ``g(C) = drain(C) + fixed``: the drain (:func:`_drain_moments`, whose
+    batch held back by the previous episode grows with the episodes' own
+    M/G/1 wait, so with ``C``) plus the constant part ``fixed`` (the spinners
+    of the hottest key, the pool queue).  The episodes block the queue a
+    fraction ``v = lambda_s (C + S)`` of the time; a steady state needs
+    ``lambda_o S_b < k (1 - v)``, i.e. ``C < C_max``.  ``g`` increases with
+    ``C``, so the iteration ``C_{n+1} = g(C_n)`` from 0 rises to the smallest
+    fixed point, and there is none below ``C_max`` when it passes ``C_max``.
+    Near the fold (a double root: the iteration slows down without end) the
+    question is decided by the minimum of ``g(C) - C`` over ``[C_n, C_max)``
+    (a grid, refined by a bounded scalar minimisation) and the root found by
+    Brent's method.  Returns ``(C, drain, var_drain, iterations)`` or
+    ``None`` when there is no steady state.
+    """
+    from scipy.optimize import brentq, minimize_scalar
+
+    if C_max <= 0.0:
+        return None
+    state = [0.0, 0.0]                     # drain, its variance (warm start of the inner loop)
+
+    def g(C: float) -> tuple[float, float, float]:
+        v = lam_s * (C + S)
+        drain, varD = state
+        for _ in range(200):
+            E1 = C + S
+            E2 = E1 * E1 + V + varD + max(C - drain, 0.0) ** 2
+            Wb = lam_s * E2 / 2.0 / (1.0 - v)
+            Rs = Wb + C + S
+            nu = lam_o * Rs / (1.0 + lam_s * Rs)
+            m1_, m2_ = _drain_moments(float(cs2w), lam_o * Sw, lam_s * Sw, nu, nu, v)
+            d_new, vd_new = Sw * m1_, Sw * Sw * (m2_ - m1_ * m1_)
+            done = (abs(d_new - drain) <= 1e-12 * (S + d_new)
+                    and abs(vd_new - varD) <= 1e-12 * (S * S + vd_new))
+            drain, varD = d_new, vd_new
+            if done:
+                break
+        else:
+            from mva.errors import ConvergenceError
+            raise ConvergenceError(f"pdq spinlock: the drain of a sequential handler did not "
+                                   f"converge at C={C:.6g} (200 iterations)")
+        state[0], state[1] = drain, varD
+        return drain + fixed, drain, varD
+
+    C = 0.0
+    for it in range(1, _EPISODE_ITER + 1):
+        clear, drain, varD = g(C)
+        if clear >= C_max:
+            return None                   # the iterate stays below every fixed point
+        if abs(clear - C) <= 1e-11 * (S + clear):
+            return clear, drain, varD, it
+        C = clear
+    # near the fold: does g(C) - C reach zero below C_max?
+    top = C_max * (1.0 - 1e-9)
+    if top <= C:
+        return None
+    xs = C + (top - C) * (np.geomspace(1e-6, 1.0, _EPISODE_GRID))
+    F = np.array([g(float(x))[0] - float(x) for x in xs])
+    j = int(np.argmin(F))
+    x_min, F_min = float(xs[j]), float(F[j])
+    if F_min > 0.0:
+        lo_b = float(xs[j - 1]) if j > 0 else C
+        hi_b = float(xs[j + 1]) if j + 1 < xs.size else top
+        res = minimize_scalar(lambda x: g(x)[0] - x, bounds=(lo_b, hi_b), method="bounded",
+                              options={"xatol": 1e-12 * (S + hi_b)})
+        if not (res.fun <= 0.0):
+            return None
+        x_min = float(res.x)
+    root = brentq(lambda x: g(x)[0] - x, C, x_min, xtol=1e-12 * (S + x_min), maxiter=200)
+    clear, drain, varD = g(root)
+    return root, drain, varD, _EPISODE_ITER
 
 
 def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
@@ -1340,121 +1408,44 @@ def _partitioned(a: Mapping[str, np.ndarray]) -> PDQResult:
 
 
 def _spinlock(a: Mapping[str, np.ndarray]) -> PDQResult:
-    from mva.open import mmc
+    """The spin-lock discipline by :func:`_spin_point`, point by point.
 
-    avail, Sp, lam = a["avail"], a["Sp"], a["lam_ns"]
-    hold = Sp + a["o_lock"]                                  # lock holding time
-    fk = np.where(a["f_sequential"] < 1.0, a["fk"] / np.maximum(1.0 - a["f_sequential"], 1e-300),
-                  0.0)
-    vac = a["vac"]
-    # sequential vacations slow the pool by 1/(1 - vac); at vac >= 1 the point is
-    # saturated (flagged below, values NaN) and the factor is left at 1
-    slow = np.where(vac < 1.0, 1.0 / np.where(vac < 1.0, 1.0 - vac, 1.0), 1.0)
-    # per-key spin: pi_i = r_i min(1, a - 1), r_i the lock's utilization;
-    # wait for the holder and the spinners ahead: pi_i hold / (1 - pi_i)
-    flat = np.stack([a["n_keys"].ravel(), a["key_skew"].ravel()], axis=1)
-    uniq, inv = np.unique(flat, axis=0, return_inverse=True)
-    inv = np.asarray(inv).ravel()
-    shape = avail.shape
-    lam_k = (lam * fk * slow).ravel()
-    hold_f = hold.ravel()
-    conc = np.minimum(1.0, avail - 1.0).ravel()
-    spin: np.ndarray = np.zeros(lam_k.size)
-    conflict: np.ndarray = np.zeros(lam_k.size)
-    rmax: np.ndarray = np.zeros(lam_k.size)
-    for j, (K_, s_) in enumerate(uniq):
-        sel = inv == j
-        p = key_probabilities(int(K_), s_)
-        r = lam_k[sel][:, None] * p[None, :] * hold_f[sel][:, None]
-        rmax[sel] = r[:, 0]
-        pi = np.minimum(r * conc[sel][:, None], 1.0 - 1e-12)
-        spin[sel] = (p[None, :] * pi / (1.0 - pi)).sum(axis=1) * hold_f[sel]
-        conflict[sel] = (p[None, :] * pi).sum(axis=1)
-    spin, conflict, rmax = (v.reshape(shape) for v in (spin, conflict, rmax))
-    Sk = hold + spin                                          # keyed handler incl. spinning
-    Sbar = (fk * Sk + (1.0 - fk) * Sp) * slow
-    sat_lock = rmax >= 1.0
-    sat_proc = (vac >= 1.0) | (lam * Sbar >= avail)
-    sat = sat_lock | sat_proc
-    lam_ok = np.where(sat, 0.0, lam)
-    # variability of the processor holding time: the handler's variance only
-    # (the lock cost is constant), over the mixture of keyed (S' + o_lock +
-    # spin) and unkeyed (S') handlers
-    V = a["cs2"] * Sp ** 2
-    m2 = fk * ((hold + spin) ** 2 + V) + (1.0 - fk) * (Sp ** 2 + V)
-    m1 = fk * (hold + spin) + (1.0 - fk) * Sp
-    factor = m2 / np.maximum(m1, 1e-300) ** 2 / 2.0          # (1 + cs2_hold) / 2
-    integral = np.all(avail == np.round(avail))
-    Sbar_ok = np.where(sat | ~np.isfinite(Sbar), 1.0, Sbar)
-    if integral:
-        q = mmc(lam_ok, Sbar_ok, np.round(avail).astype(int))
-        Wq = np.asarray(q.waiting_time, dtype=float)
-        method = "M/M/c"
-    else:
-        nn = np.arange(_NMAX + 1, dtype=float)
-        cap = np.minimum(avail[..., None], nn)
-        _, N = _birth_death(lam_ok, Sbar_ok, cap, np.where(sat, 1.0, avail))
-        Wq = np.where(lam_ok > 0, N / np.maximum(lam_ok, 1e-300) - Sbar_ok, 0.0)
-        method = "birth-death M/M/a"
-    W = Wq * factor + fk * spin * slow
-    Sh = (fk * hold + (1.0 - fk) * Sp) * slow
-    bott = np.where(sat_lock, "lock", np.where(sat_proc, "processors", ""))
-    base = _finish(a, "spinlock", W, Sh, conflict, lam * Sbar, sat, bott, method)
-    return _spinlock_keyed(a, base)
-
-
-def _spinlock_keyed(a: Mapping[str, np.ndarray], base: PDQResult) -> PDQResult:
-    """Spin-lock values by :func:`_spin_point` at the points ``base`` calls stable.
-
-    The stability region stays the one of the pool model ``base`` (the
-    designs draw their loads from it); where the decomposition finds no
-    steady state inside it, the pool model's values are kept and the method
-    says so.
+    The stability region is the decomposition's own: a point is saturated
+    exactly where it has no steady state (the hottest lock, the processors
+    without spinning, or the sequential episodes -- drain, spinners and pool
+    queue -- filling the time), which is monotone in the load.
     """
     shape = a["lam"].shape
-    sat = np.asarray(base.saturated, bool).reshape(shape)
-    cols = {n: np.array(np.broadcast_to(np.asarray(getattr(base, n), float), shape))
-            for n in ("response_time", "busy_processors", "conflict_probability")}
-    kept = np.zeros(shape, dtype=bool)
+    R = np.full(shape, np.nan)
+    busy = np.full(shape, np.nan)
+    conf = np.full(shape, np.nan)
+    sat = np.zeros(shape, dtype=bool)
+    bott = np.full(shape, "", dtype=object)
     cache: dict[tuple[int, float], np.ndarray] = {}
     for idx in np.ndindex(shape):
-        if sat[idx]:
-            continue
         g = {n: float(v[idx]) for n, v in a.items()}
         key = (int(g["n_keys"]), g["key_skew"])
         if key not in cache:
             cache[key] = key_probabilities(*key)
         r = _spin_point(g["avail"], g["lam"], g["Sp"], g["cs2"], g["o_lock"], cache[key],
                         g["f_sequential"], g["f_nosync"])
-        if r["sat"] or not r["conv"]:
-            kept[idx] = True
+        if r["sat"]:
+            sat[idx], bott[idx] = True, r["sat"]
             continue
-        cols["response_time"][idx] = r["R"]
-        cols["busy_processors"][idx] = r["busy"]
-        cols["conflict_probability"][idx] = r["conflict"]
-    R, busy = cols["response_time"], cols["busy_processors"]
+        R[idx], busy[idx], conf[idx] = r["R"], r["busy"], r["conflict"]
     lam = a["lam"]
     own = a["Sp"] + a["fk"] * a["o_lock"]             # the handler and its lock cost
     nan = np.where(sat, np.nan, 1.0)
     vals = dict(response_time=R * nan, waiting_time=(R - own) * nan,
                 response_time_s=R / a["clock_hz"] * nan, throughput=lam * nan,
                 utilization=np.minimum(busy / a["avail"], 1.0) * nan, busy_processors=busy * nan,
-                mean_in_system=lam * R * nan,
-                conflict_probability=cols["conflict_probability"] * nan,
+                mean_in_system=lam * R * nan, conflict_probability=conf * nan,
                 available_processors=a["avail"])
-    method = "spin decomposition"
-    if np.any(kept):
-        import warnings
-
-        method += f" + {base.method} (no steady state of the decomposition)"
-        warnings.warn(f"pdq spinlock: at {int(np.count_nonzero(kept))} point(s) the spin "
-                      "decomposition finds no steady state (spinning or sequential episodes "
-                      "fill the processors) below the load the model declares stable; the "
-                      "pool model's values are given there and underestimate the response "
-                      "time (docs/models/pdq.rst, known limits)", RuntimeWarning, stacklevel=4)
-    return PDQResult(discipline="spinlock", saturated=base.saturated, bottleneck=base.bottleneck,
-                     method=method, **{n: scalar_or_array(np.asarray(v, float))
-                                       for n, v in vals.items()})
+    sat_v: Any = bool(sat) if np.ndim(sat) == 0 else np.asarray(sat)
+    bott_v: Any = str(bott) if np.ndim(bott) == 0 else np.asarray(bott, dtype=object)
+    return PDQResult(discipline="spinlock", saturated=sat_v, bottleneck=bott_v,
+                     method="spin decomposition",
+                     **{n: scalar_or_array(np.asarray(v, float)) for n, v in vals.items()})
 
 
 def _key_concentration(a: Mapping[str, np.ndarray], where: np.ndarray) -> np.ndarray:
@@ -1661,12 +1652,11 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     served meanwhile), a fixed point in ``W_p``; sequential episodes as in
     the key-aware shared queue.  Exact for one key without nosync handlers
     (one FCFS server) and equal to the shared queue without keyed handlers.
-    The loads called stable are those of the earlier pool model (busy-wait
-    ``w_i = pi_i h / (1 - pi_i)``, ``pi_i = r_i min(1, a - 1)``); where the
-    decomposition has no steady state below that bound its values are given,
-    with a ``RuntimeWarning``.
-    *Sequential handlers* (birth-death and partitioned; the pool model's
-    bound of the spin-lock) drain the running handlers
+    Saturated exactly where the decomposition has no steady state: the
+    hottest lock (``r_1 >= 1``, ``"lock"``), the processors without spinning
+    (``"processors"``) or no clearing time of the sequential episodes below
+    the processors' limit (``"sequential"``; monotone in the load).
+    *Sequential handlers* (birth-death and partitioned) drain the running handlers
     (expected ``S' H(m)``, ``m`` busy processors, ``H`` the harmonic number)
     and run alone; the pool is treated as unavailable for a fraction
     ``v = lambda f_seq (S' + drain)`` of the time, ``S_eff = S' / (1 - v)``.

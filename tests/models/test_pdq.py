@@ -7,7 +7,7 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import assume, example, given
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from mva.errors import SaturationError
@@ -622,7 +622,7 @@ def test_spinlock_one_key_is_single_server(k, cs2, o_lock, f_seq, u):
     lam = u / m1
     r = solve(PDQParams(k=k, arrival_rate=lam, S=S, cs2=cs2, n_keys=1, o_lock=o_lock,
                         f_sequential=f_seq), "spinlock")
-    assume(not r.saturated)          # (the pool model's declared bound is stricter)
+    assert not r.saturated           # the model's own bound: the server's, lam m1 < 1
     assert r.response_time == pytest.approx(_mg1(lam, m1, m2), rel=1e-12)
     assert r.mean_in_system == pytest.approx(lam * r.response_time, rel=1e-12)   # Little
 
@@ -662,13 +662,11 @@ def test_spinlock_grows_with_the_lock_cost(k, load, cs2, n_keys, skew, f_nosync,
               key_skew=skew, f_nosync=f_nosync, f_sequential=f_seq)
     import warnings
     with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)     # the decomposition holds
-        try:
-            lo = solve(PDQParams(**kw, o_lock=o_lock), "spinlock")
-            hi = solve(PDQParams(**kw, o_lock=o_lock + 100.0), "spinlock")
-        except RuntimeWarning:
-            assume(False)
+        warnings.simplefilter("error", RuntimeWarning)     # no fallback, no warning
+        lo = solve(PDQParams(**kw, o_lock=o_lock), "spinlock")
+        hi = solve(PDQParams(**kw, o_lock=o_lock + 100.0), "spinlock")
     assume(not hi.saturated)
+    assert not lo.saturated                  # a cheaper lock saturates no earlier
     assert hi.response_time >= lo.response_time * (1 - 1e-9)
     assert hi.busy_processors >= lo.busy_processors * (1 - 1e-9)
     assert 0.0 <= hi.utilization <= 1.0
@@ -772,3 +770,64 @@ def test_multiplexed_one_key_interrupts_once_per_busy_period(k, u, cs2, uc, O_in
     assert r.response_time == pytest.approx(W + b + p0 * d, rel=1e-9)
     assert r.busy_processors == pytest.approx(lam * b + lam * p0 * d, rel=1e-9)
     assert r.mean_in_system == pytest.approx(lam * r.response_time, rel=1e-12)   # Little
+
+
+# ---------------------------------------------------------------------------
+# the spin-lock model's own saturation bound
+# ---------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(k=st.integers(1, 16), S=st.floats(10.0, 1000.0), cs2=st.sampled_from(
+           [0.0, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0]), n_keys=st.integers(1, 4096),
+       skew=st.floats(0.0, 1.5), f_seq=st.floats(0.0, 0.2), f_nosync=st.floats(0.0, 0.5),
+       o_lock=st.floats(0.0, 500.0))
+def test_spinlock_saturation_is_the_models_own_and_monotone_in_load(k, S, cs2, n_keys, skew,
+                                                                    f_seq, f_nosync, o_lock):
+    # over the declared domain: saturated exactly where the decomposition has no steady
+    # state, never a fallback (no RuntimeWarning), values finite where stable, and once
+    # saturated saturated at every higher load (the bisection of
+    # validation.domain.pdq_saturation_load relies on it)
+    import warnings
+    kw = dict(k=k, S=S, cs2=cs2, n_keys=n_keys, key_skew=skew, f_sequential=f_seq,
+              f_nosync=f_nosync, o_lock=o_lock)
+    loads = np.linspace(0.005, 1.0, 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        r = solve(PDQParams(**kw, load=loads), "spinlock")
+    sat = np.asarray(r.saturated, bool)
+    assert np.all(np.diff(sat.astype(int)) >= 0)
+    R = np.asarray(r.response_time, float)
+    assert np.all(np.isfinite(R[~sat])) and np.all(np.isnan(R[sat]))
+    bott = np.asarray(r.bottleneck, dtype=object)
+    assert set(bott[sat]) <= {"lock", "processors", "sequential"}
+    assert np.all(bott[~sat] == "")
+    assert np.all(np.diff(R[~sat]) >= -1e-9 * R[~sat][1:])      # R grows with the load
+    if sat.any() and not sat.all():
+        # the boundary between the last stable and the first saturated load is sharp:
+        # bisect it and check both sides
+        lo, hi = float(loads[~sat][-1]), float(loads[sat][0])
+        for _ in range(12):
+            mid = 0.5 * (lo + hi)
+            if solve(PDQParams(**kw, load=mid), "spinlock").saturated:
+                hi = mid
+            else:
+                lo = mid
+        near = solve(PDQParams(**kw, load=np.array([lo, hi])), "spinlock")
+        assert list(np.asarray(near.saturated, bool)) == [False, True]
+
+
+@pytest.mark.parametrize("k,f_seq,load,bott", [(4, 0.15, 0.6, "sequential"),
+                                                (4, 0.0, 0.99, "processors")])
+def test_spinlock_bottleneck_named(k, f_seq, load, bott):
+    # uniform keys, no contention: without sequential handlers the processors bound
+    # (lam (S + o_lock) >= k: a load of 1 / 1.7 per processor of S = 100, o_lock = 70);
+    # with 15% sequential handlers the episodes saturate first (below 0.69, where the
+    # others would fill the processors: 0.85 lam 170 < 4)
+    kw = dict(k=k, S=100.0, n_keys=4096, o_lock=70.0, f_sequential=f_seq)
+    r = solve(PDQParams(**kw, load=load), "spinlock")
+    assert r.saturated and r.bottleneck == bott
+    if f_seq == 0.0:
+        lam_bound = k / (100.0 + 70.0)
+        ok = solve(PDQParams(**kw, arrival_rate=lam_bound * (1 - 1e-6)), "spinlock")
+        no = solve(PDQParams(**kw, arrival_rate=lam_bound), "spinlock")
+        assert not ok.saturated and no.saturated
