@@ -12,6 +12,16 @@ positions instead of parameter columns, constant, repeated and derived
 as integer codes -- each checked to give the column back bit for bit.  Everything is plain SQL columns, JSON text and NumPy's ``.npy`` format
 -- nothing is ever pickled, so opening a store cannot execute code.
 
+Large chunks (schema 5): a chunk whose stored result columns take at least
+:data:`SIDE_FILE_BYTES` keeps them as ``.npy`` arrays back to back in a file
+of its own in the folder ``<store>-chunks`` (:data:`SIDE_SUFFIX`), and its
+row (``extra.__file__``) names the file, its columns and its size.  The file
+is written and flushed to disk under the store's write lock before the row is
+committed; files of deleted or replaced rows are removed after the deleting
+transaction commits, and files no row names (a writer killed between the
+file and its row) by the next writer under the lock.  A store is then the
+SQLite file and that folder.
+
 Crash safety: the database runs in write-ahead-log mode and every batch of
 finished points is written in one transaction, so a process killed at any
 moment (``SIGKILL`` included) leaves every committed point intact and no
