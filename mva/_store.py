@@ -874,7 +874,8 @@ class SweepStore:
             extra[_ORDER] = list(result)
         sql = (f"INSERT INTO {self._t('chunks')} (n, params, result, extra, context, version,"
                f" elapsed, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        if sum(v.nbytes for v in plain.values()) < SIDE_FILE_BYTES:
+        if sum(v.nbytes for v in plain.values()) < SIDE_FILE_BYTES \
+                or self.path in ("", ":memory:"):      # an in-memory store: no folder
             with _transaction(self._conn):
                 self._q(sql, (n, pblob, _npz(plain), json.dumps(extra) if extra else None,
                               context, version, elapsed, time.time()))

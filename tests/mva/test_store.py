@@ -366,3 +366,12 @@ def test_missing_or_modified_side_file_is_reported(tmp_path, monkeypatch):
     with SweepStore(store) as s, pytest.raises(ValueError, match=r"chunk file .* is missing.*"
                                                r"copy or move the two together"):
         s.to_table()
+
+
+def test_in_memory_store_keeps_large_chunks_inside(monkeypatch, tmp_path):
+    monkeypatch.setattr(_store, "SIDE_FILE_BYTES", 0)
+    monkeypatch.chdir(tmp_path)
+    with SweepStore(":memory:") as s:
+        s.record_chunk({"x": np.arange(3.0)}, {"y": np.arange(3.0)}, context="c", version="v")
+        (c,) = s.chunk_arrays()
+    assert c["result"]["y"].tolist() == [0.0, 1.0, 2.0] and os.listdir(tmp_path) == []
