@@ -439,11 +439,13 @@ def _decode_chunk(n: int, pblob: bytes, rblob: bytes, extra: str | None,
     order = ex.pop(_ORDER, None)
     for k, (dtype, values) in ex.pop(_CODES, {}).items():
         res[k] = np.array(values, dtype=np.dtype(dtype))[res[k]]
-    for k, other in ex.pop(_SAME, {}).items():
-        res[k] = res[other].copy()
+    # derived columns first: their operands are stored columns, and a column identical to a
+    # derived one is stored as that one's name (f_twin -> f with f = g - h)
     for k, (op, a, b) in ex.pop(_DERIVED, {}).items():
         with np.errstate(all="ignore"):
             res[k] = _OPS[op](res[a], res[b])
+    for k, other in ex.pop(_SAME, {}).items():
+        res[k] = res[other].copy()
     for k, spec in ex.pop(_CONSTANT, {}).items():
         res[k] = _from_constant(spec, n)
     res.update(ex)

@@ -375,3 +375,18 @@ def test_in_memory_store_keeps_large_chunks_inside(monkeypatch, tmp_path):
         s.record_chunk({"x": np.arange(3.0)}, {"y": np.arange(3.0)}, context="c", version="v")
         (c,) = s.chunk_arrays()
     assert c["result"]["y"].tolist() == [0.0, 1.0, 2.0] and os.listdir(tmp_path) == []
+
+
+def test_twin_of_a_derived_column_reads_back(tmp_path):
+    """Found by Hypothesis: ``f`` equals ``h * h`` bit for bit (stored as that formula) and
+    ``f_twin`` is identical to ``f`` (stored as its name): reading back must compute ``f``
+    before copying it (a KeyError before)."""
+    f = np.array([0.0] * 7 + [1.0])
+    result = {"f": f, "h": -f, "k": np.arange(8.0) * 0.5 + 3.0, "f_twin": f.copy()}
+    with SweepStore(tmp_path / "s.sqlite") as s:
+        s.record_chunk({"x": np.arange(8.0)}, result, context="c", version="v")
+        extra = json.loads(s._q("SELECT extra FROM chunks").fetchone()[0])
+        (c,) = s.chunk_arrays()
+    assert extra["__derived__"] == {"f": ["*", "h", "h"]} and extra["__same__"] == {"f_twin": "f"}
+    for k, v in result.items():
+        assert _bits_equal(c["result"][k], v), k
