@@ -13,7 +13,8 @@ Three parts:
   ``mva.sweep``, one direct vectorised call over ``mva.table.grid_points`` of
   the grid; against it ``mva.sweep`` serially, on two worker processes, and
   serially with an SQLite store (first run computing, second run reading
-  back).  Wall and CPU seconds are both printed (CPU: the process and its
+  back; and computing with every chunk inside the SQLite file, as schema 4
+  stored them, against the side files of schema 5).  Wall and CPU seconds are both printed (CPU: the process and its
   worker processes).  Each variant runs in a fresh Python process: *cold* is its first
   call there (imports, SymPy ``lambdify``, pool start-up included), *warm*
   the best of the following calls.  Ratios are sweep time / direct time
@@ -102,13 +103,16 @@ def _bulk_variant(variant: str, quick: bool, repeat: int, workload: str = "ini")
 
         def run(i: int) -> Any:
             store = None
-            if variant == "store-compute":
+            if variant in ("store-compute", "store-inline"):
                 store = os.path.join(tmp, f"s{i}.sqlite")
             elif variant == "store-read":
                 store = os.path.join(tmp, "s.sqlite")
             return sweep(solve, grid, fixed=fixed, progress=False, store=store, **kw)
         if variant == "store-read":
             run(-1)  # fill the store once; every timed call reads it back
+        if variant == "store-inline":    # no side files: every chunk inside the SQLite file
+            from mva import _store
+            _store.SIDE_FILE_BYTES = math.inf
     import resource
 
     def cpu(who: int) -> float:   # this process, or its finished workers
@@ -155,7 +159,7 @@ def bulk(quick: bool, workload: str = "ini") -> None:
           f"grid = {n} points; each variant in a fresh process, cold = first call there, "
           f"warm = best of {repeat}")
     res = {}
-    variants = ("direct", "sweep-1", "sweep-2", "store-compute", "store-read") \
+    variants = ("direct", "sweep-1", "sweep-2", "store-compute", "store-inline", "store-read") \
         if workload == "ini" else ("direct", "sweep-1", "sweep-2")
     for v in variants:
         out = subprocess.run([sys.executable, os.path.abspath(__file__), "--variant", v,
@@ -167,6 +171,7 @@ def bulk(quick: bool, workload: str = "ini") -> None:
     label = {"direct": "direct vectorised call (baseline)", "sweep-1": "mva.sweep, serial",
              "sweep-2": "mva.sweep, 2 worker processes",
              "store-compute": "mva.sweep, serial + store (computing)",
+             "store-inline": "  the same, chunks inside SQLite (schema 4)",
              "store-read": "mva.sweep + store (reading back)"}
     print("  wall = elapsed seconds; cpu = CPU seconds of the process and its workers; ratio = "
           "variant / direct call (target <= 2)")
@@ -180,7 +185,9 @@ def bulk(quick: bool, workload: str = "ini") -> None:
               f"{r['warm'] / base['warm']:6.2f} {r['warm_cpu'] / base['warm_cpu']:6.2f}")
     if "store-compute" in res:
         print(f"  the store written by a sweep: {res['store-compute']['written_mb']:.0f} MB "
-              "passed to write() (SQLite pages of the file and of its journal or log)")
+              f"passed to write() (side files and SQLite pages; "
+              f"{res['store-inline']['written_mb']:.0f} MB with every chunk inside SQLite, "
+              f"written to its log and again into the file)")
     two, one = res["sweep-2"], res["sweep-1"]
     crit = two["warm_own_cpu"] + two["warm_workers_cpu"] / 2
     print(f"  2 workers: calling process {two['warm_own_cpu']:.3f} CPU s + workers "

@@ -624,6 +624,35 @@ def _time_units(p: LoPCParams) -> tuple[LoPCParams, np.ndarray]:
     return replace(p, W=scaled(W), o=scaled(o), L=scaled(L)), unit
 
 
+#: largest ratio of the largest to the smallest non-zero time of a grid that the method
+#: "lopc" solves in one time unit (2**39, about 5.5e11: below 1 / TIME_EPS, so no time of
+#: such a grid would be taken as 0 at its own point either)
+GRID_UNIT_RANGE = 2.0 ** 39
+
+
+def _grid_time_units(p: LoPCParams) -> tuple[LoPCParams, np.ndarray]:
+    """:func:`_time_units` with one scalar unit for the whole grid when the times allow it.
+
+    When the grid's non-zero times lie within :data:`GRID_UNIT_RANGE` of each
+    other, one power of two ``s`` (the largest time / ``s`` in [1, 2)) serves
+    every point: no time is below :data:`TIME_EPS` of its point's largest,
+    every scaled time stays far inside the normal doubles and the method
+    ``"lopc"`` solves for ``R / R0`` (scale-free), so the results are
+    bit-identical to per-point units -- and the scaled times keep their own
+    (open-mesh) shapes instead of three grid-sized arrays and a grid-sized
+    unit.  Otherwise the per-point units of :func:`_time_units`.
+    """
+    t = [np.asarray(getattr(p, n), dtype=float) for n in ("W", "o", "L")]
+    if all(x.size for x in t):
+        top = max(float(np.max(x)) for x in t)
+        low = min(float(np.min(x, initial=np.inf, where=x > 0)) for x in t)
+        if 0 < top < np.inf and low >= top / GRID_UNIT_RANGE:
+            unit = np.ldexp(1.0, np.frexp(top)[1] - 1)
+            W, o, L = (np.where(x > 0, x / unit, 0.0) for x in t)
+            return replace(p, W=W, o=o, L=L), np.asarray(unit)
+    return _time_units(p)
+
+
 def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float = 1e-13,
           max_iter: int = 200, on_fail: str = "warn", **kwargs: Any) -> LoPCResult:
     """Solve the LoPC all-to-all request/reply model.
@@ -713,7 +742,7 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
 
         method = auto_method(int(np.prod(shape)), "lopc", "LoPC")
     user_params = params
-    params, unit = _time_units(params)
+    params, unit = _grid_time_units(params) if method == "lopc" else _time_units(params)
     W, o, L = (np.asarray(getattr(params, n), dtype=float) for n in ("W", "o", "L"))
     if method == "lopc":
         # element-wise closed form: chunked so memory stays bounded on large grids

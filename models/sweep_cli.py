@@ -269,8 +269,9 @@ def register_cli(subparsers: Any) -> argparse.ArgumentParser:
                         "start:stop[:step] ranges (default: none; a model's parameters "
                         "take their declared defaults)")
     p.add_argument("--store", metavar="FILE", default=None,
-                   help="SQLite file recording finished points (resume by re-running) "
-                        "(default: none, nothing recorded)")
+                   help="SQLite file recording finished points (resume by re-running; a "
+                        "vectorised model's large chunks go to the folder FILE-chunks beside "
+                        "it: keep the two together) (default: none, nothing recorded)")
     p.add_argument("--workers", "-j", type=int, default=None,
                    help="local worker processes (1 = serial; default: serial for vectorised "
                         "models, one per CPU for per-point functions)")

@@ -12,6 +12,16 @@ positions instead of parameter columns, constant, repeated and derived
 as integer codes -- each checked to give the column back bit for bit.  Everything is plain SQL columns, JSON text and NumPy's ``.npy`` format
 -- nothing is ever pickled, so opening a store cannot execute code.
 
+Large chunks (schema 5): a chunk whose stored result columns take at least
+:data:`SIDE_FILE_BYTES` keeps them as ``.npy`` arrays back to back in a file
+of its own in the folder ``<store>-chunks`` (:data:`SIDE_SUFFIX`), and its
+row (``extra.__file__``) names the file, its columns and its size.  The file
+is written and flushed to disk under the store's write lock before the row is
+committed; files of deleted or replaced rows are removed after the deleting
+transaction commits, and files no row names (a writer killed between the
+file and its row) by the next writer under the lock.  A store is then the
+SQLite file and that folder.
+
 Crash safety: the database runs in write-ahead-log mode and every batch of
 finished points is written in one transaction, so a process killed at any
 moment (``SIGKILL`` included) leaves every committed point intact and no
@@ -35,6 +45,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import secrets
 import sqlite3
 import time
 from typing import Any, Iterable, Mapping, Sequence
@@ -50,9 +61,19 @@ FORMAT = "smp-contention-sweep"
 #: chunk's constant result columns once, in ``extra``; 4 stores a chunk's parameters as its
 #: positions in the grid's axes, text result columns as integer codes, a result column
 #: identical to an earlier one once and one equal to a * b, a + b or a - b of two others as
-#: that formula).  Stores of 2 and 3 are read as before (a chunk's
+#: that formula; 5 keeps a large chunk's stored result columns in a side file, see
+#: :data:`SIDE_FILE_BYTES`).  Stores of 2 to 4 are read as before (a chunk's
 #: ``extra`` says how it is encoded); a store of a newer schema is refused with a message.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
+
+#: a chunk whose stored (numeric, boolean, code) result columns take at least this many bytes
+#: keeps them in a file of its own in the folder ``<store>-chunks`` next to the SQLite file
+#: (schema 5), written and flushed to disk before the row naming it is committed: SQLite
+#: would copy a chunk's megabytes about five times (into its pages, its write-ahead log and,
+#: at a checkpoint, into the file), a side file takes one write
+SIDE_FILE_BYTES = 1 << 20
+#: suffix of the side-file folder's name (appended to the store's path)
+SIDE_SUFFIX = "-chunks"
 
 _POINTS = """(
     key      TEXT PRIMARY KEY,   -- canonical JSON of the point's parameters
@@ -73,10 +94,11 @@ _CHUNKS = """(
                                  -- extra.__grid__) the grid's axes as .npy arrays back to back
                                  -- (+ the chunk's positions when they are not one run)
     result   BLOB NOT NULL,      -- .npy structured array: one field per numeric/bool/text result
-                                 -- (schema 4: text as integer codes, see extra.__codes__)
+                                 -- (schema 4: text as integer codes, see extra.__codes__;
+                                 -- schema 5: empty when extra.__file__ names a side file)
     extra    TEXT,               -- JSON object: field -> list of n JSON scalars (other fields),
                                  -- and the encoding keys __constant__, __order__, __grid__,
-                                 -- __codes__, __same__, __derived__
+                                 -- __codes__, __same__, __derived__, __file__
     context  TEXT NOT NULL,
     version  TEXT NOT NULL,
     elapsed  REAL,
@@ -162,6 +184,9 @@ _CODES = "__codes__"
 _SAME = "__same__"
 #: key of a chunk's ``extra`` JSON: float columns equal to ``a op b`` of two stored ones (schema 4)
 _DERIVED = "__derived__"
+#: key of a chunk's ``extra`` JSON: its stored result columns are in a side file (schema 5):
+#: ``{"name": file name in the side folder, "columns": [names], "bytes": file size}``
+_FILE = "__file__"
 #: the operations a derived column may be recomputed by (IEEE 754: correctly rounded,
 #: the same bits on every platform for finite normal operands)
 _OPS = {"*": np.multiply, "+": np.add, "-": np.subtract}
@@ -231,6 +256,68 @@ def _unpack(blob: bytes, k: int) -> list[np.ndarray]:
     from numpy.lib import format as npy
     f = io.BytesIO(blob)
     return [npy.read_array(f, allow_pickle=False) for _ in range(k)]
+
+
+def _side_write(folder: str, arrays: Mapping[str, np.ndarray]) -> tuple[str, int]:
+    """Write ``arrays`` as ``.npy`` arrays back to back into a new file of ``folder``.
+
+    Each array goes from its own memory to the file (``ndarray.tofile``, no
+    packing copy); the file is flushed to disk (``fsync``, and its folder's
+    entry) before this returns, so a row committed afterwards never names a
+    file an operating-system crash could leave short.  Returns (file name,
+    bytes).
+    """
+    from numpy.lib import format as npy
+    name = f"chunk-{secrets.token_hex(8)}.npy"
+    path = os.path.join(folder, name)
+    try:
+        with open(path, "xb") as f:
+            for a in arrays.values():
+                npy.write_array(f, np.ascontiguousarray(a), allow_pickle=False)
+            f.flush()
+            os.fsync(f.fileno())
+            size = f.tell()
+        _fsync_folder(folder)
+    except BaseException:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        raise
+    return name, size
+
+
+def _fsync_folder(folder: str) -> None:
+    """Flush a folder's entries to disk (POSIX; a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _side_read(folder: str, spec: Mapping[str, Any], store: str) -> dict[str, np.ndarray]:
+    """The result columns a chunk keeps in its side file (schema 5)."""
+    from numpy.lib import format as npy
+    path = os.path.join(folder, str(spec["name"]))
+    names = list(spec["columns"])
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size != int(spec["bytes"]):
+                raise ValueError(f"store {store!r}: chunk file {path!r} has "
+                                 f"{os.fstat(f.fileno()).st_size} bytes, its row says "
+                                 f"{spec['bytes']} (was it modified?)")
+            return {k: npy.read_array(f, allow_pickle=False) for k in names}
+    except FileNotFoundError:
+        raise ValueError(
+            f"store {store!r}: chunk file {path!r} is missing. A store of a vectorised sweep "
+            f"keeps its large chunks in the folder {os.path.basename(folder)!r} next to the "
+            f"SQLite file: copy or move the two together.") from None
 
 
 def _uint(top: int) -> type:
@@ -329,25 +416,36 @@ def _decode_params(n: int, blob: bytes, spec: Mapping[str, Any] | None) -> dict[
     return {k: a[i] for k, a, i in zip(names, ax, where)}
 
 
-def _decode_chunk(n: int, pblob: bytes, rblob: bytes, extra: str | None
+def _decode_chunk(n: int, pblob: bytes, rblob: bytes, extra: str | None,
+                  side: tuple[str, str] | None = None
                   ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """A stored chunk's (parameter columns, result columns), in any schema (2 to 4).
+    """A stored chunk's (parameter columns, result columns), in any schema (2 to 5).
 
-    Result columns: the ``.npy`` array, text codes, repeated and constant
-    columns and JSON columns, in their order; JSON columns come back as lists
-    (the caller makes arrays of them).
+    Result columns: the ``.npy`` array (or the side file, read from the
+    folder ``side[0]`` of the store ``side[1]``), text codes, repeated and
+    constant columns and JSON columns, in their order; JSON columns come back
+    as lists (the caller makes arrays of them).
     """
     ex = json.loads(extra) if extra else {}
     params = _decode_params(n, pblob, ex.pop(_GRID, None))
-    res: dict[str, Any] = dict(_unnpz(rblob))
+    file = ex.pop(_FILE, None)
+    res: dict[str, Any]
+    if file is not None:
+        if side is None:
+            raise ValueError("a chunk kept in a side file needs its store's folder")
+        res = _side_read(side[0], file, side[1])
+    else:
+        res = dict(_unnpz(rblob))
     order = ex.pop(_ORDER, None)
     for k, (dtype, values) in ex.pop(_CODES, {}).items():
         res[k] = np.array(values, dtype=np.dtype(dtype))[res[k]]
-    for k, other in ex.pop(_SAME, {}).items():
-        res[k] = res[other].copy()
+    # derived columns first: their operands are stored columns, and a column identical to a
+    # derived one is stored as that one's name (f_twin -> f with f = g - h)
     for k, (op, a, b) in ex.pop(_DERIVED, {}).items():
         with np.errstate(all="ignore"):
             res[k] = _OPS[op](res[a], res[b])
+    for k, other in ex.pop(_SAME, {}).items():
+        res[k] = res[other].copy()
     for k, spec in ex.pop(_CONSTANT, {}).items():
         res[k] = _from_constant(spec, n)
     res.update(ex)
@@ -419,6 +517,8 @@ class SweepStore:
                                        and os.access(folder, os.W_OK | os.X_OK))
         self.readonly = bool(readonly)
         self._prefix = ""
+        self._side = self.path + SIDE_SUFFIX      # the folder of large chunks' side files
+        self._swept = False                       # orphaned side files removed this session
         self._conn: sqlite3.Connection | None = None
         if self.readonly and not exists:
             raise ValueError(f"store: {self.path!r} does not exist (read-only stores are only "
@@ -528,12 +628,56 @@ class SweepStore:
                  {"format": FORMAT, "schema": SCHEMA_VERSION, **meta}.items()])
 
     def clear(self) -> None:
-        """Delete every point and the description (one transaction)."""
+        """Delete every point and the description (one transaction).
+
+        The side files of the deleted chunks are removed once that is committed.
+        """
         self._writable()
         assert self._conn is not None
         with _transaction(self._conn):
             for name in _TABLES:
                 self._q(f"DELETE FROM {self._t(name)}")
+        self._drop_orphans()
+
+    # -- side files of large chunks (schema 5) ---------------------------------
+    def _side_names(self) -> set[str]:
+        """Names of the side files the chunk rows of both tables (current, staged) refer to."""
+        out: set[str] = set()
+        for prefix in ("", _STAGED):
+            if prefix + "chunks" not in self._tables:
+                continue
+            for (extra,) in self._q(f"SELECT extra FROM {prefix}chunks WHERE extra LIKE ?",
+                                    (f'%"{_FILE}"%',)):
+                spec = json.loads(extra).get(_FILE)
+                if spec is not None:
+                    out.add(str(spec["name"]))
+        return out
+
+    def _drop_orphans_locked(self) -> None:
+        """Remove side files no row refers to (inside a write transaction).
+
+        A side file is written while its writer holds the write lock
+        (:meth:`record_chunk`), so under that lock a file no committed row
+        names is one whose row was never committed (a killed process) or
+        whose row was deleted: nothing a reader could still need.
+        """
+        if not os.path.isdir(self._side):
+            return
+        keep = self._side_names()
+        for entry in os.scandir(self._side):
+            if entry.name.startswith("chunk-") and entry.name.endswith(".npy") \
+                    and entry.name not in keep:
+                try:
+                    os.unlink(entry.path)
+                except FileNotFoundError:
+                    pass
+
+    def _drop_orphans(self) -> None:
+        if self.readonly or not os.path.isdir(self._side):
+            return
+        assert self._conn is not None
+        with _transaction(self._conn):
+            self._drop_orphans_locked()
 
     # -- restart: staged tables swapped in when the new sweep has finished ---
     def staged_meta(self) -> dict[str, Any]:
@@ -568,6 +712,7 @@ class SweepStore:
                 self._q(f"INSERT INTO {name} SELECT * FROM {_STAGED}{name}")
                 self._q(f"DELETE FROM {_STAGED}{name}")
         self._prefix = ""
+        self._drop_orphans()      # the replaced chunks' side files, now that nothing names them
 
     # -- points ---------------------------------------------------------------
     def count(self) -> int:
@@ -592,7 +737,7 @@ class SweepStore:
         """The chunks' points one by one: params, result, context, version, elapsed."""
         from .sweeps import point_key
         for n, pb, rb, extra, ctx, version, elapsed in self._chunk_rows(context):
-            params, result = _decode_chunk(n, pb, rb, extra)
+            params, result = _decode_chunk(n, pb, rb, extra, (self._side, self.path))
             pcols = {k: v.tolist() for k, v in params.items()}
             rcols = {k: v if isinstance(v, list) else v.tolist() for k, v in result.items()}
             err = rcols.pop("error", [None] * n)
@@ -606,7 +751,7 @@ class SweepStore:
         """The finished chunks as arrays: ``n``, ``params``, ``result`` (name -> array)."""
         out = []
         for n, pb, rb, extra, ctx, version, elapsed in self._chunk_rows(context):
-            params, res = _decode_chunk(n, pb, rb, extra)
+            params, res = _decode_chunk(n, pb, rb, extra, (self._side, self.path))
             for k, vals in res.items():
                 if isinstance(vals, list):
                     arr = np.empty(n, dtype=object)
@@ -729,11 +874,32 @@ class SweepStore:
             extra[_DERIVED] = derived
         if constant or codes or same or derived:
             extra[_ORDER] = list(result)
+        sql = (f"INSERT INTO {self._t('chunks')} (n, params, result, extra, context, version,"
+               f" elapsed, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        if sum(v.nbytes for v in plain.values()) < SIDE_FILE_BYTES \
+                or self.path in ("", ":memory:"):      # an in-memory store: no folder
+            with _transaction(self._conn):
+                self._q(sql, (n, pblob, _npz(plain), json.dumps(extra) if extra else None,
+                              context, version, elapsed, time.time()))
+            return
+        # a large chunk: its columns in a side file, written (and flushed to disk) under the
+        # write lock, then the row naming it; a file whose row is not committed is an orphan
+        # that the next writer removes under the lock (_drop_orphans_locked)
         with _transaction(self._conn):
-            self._q(f"INSERT INTO {self._t('chunks')} (n, params, result, extra, context, version,"
-                    f" elapsed, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (n, pblob, _npz(plain), json.dumps(extra) if extra else None, context,
-                     version, elapsed, time.time()))
+            if not self._swept:
+                self._drop_orphans_locked()
+                self._swept = True
+            if not os.path.isdir(self._side):
+                os.makedirs(self._side, exist_ok=True)
+                _fsync_folder(os.path.dirname(os.path.abspath(self._side)))
+            name, size = _side_write(self._side, plain)
+            try:
+                extra[_FILE] = {"name": name, "columns": list(plain), "bytes": size}
+                self._q(sql, (n, pblob, b"", json.dumps(extra), context, version, elapsed,
+                              time.time()))
+            except BaseException:
+                os.unlink(os.path.join(self._side, name))
+                raise
 
     def rows(self) -> list[dict[str, Any]]:
         """Every finished point as a dict (parameters and results parsed), in grid order.

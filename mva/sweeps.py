@@ -34,7 +34,7 @@ import pickle
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterator, Mapping, Sequence, cast
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence, cast
 
 import numpy as np
 
@@ -1131,15 +1131,17 @@ class _GridColumns:
                 out[name] = arr[part]
         return out
 
-    def take(self, idx: np.ndarray, res: Mapping[str, np.ndarray | None]
+    def take(self, idx: np.ndarray, res: Mapping[str, np.ndarray | _Coded | None]
              ) -> dict[str, np.ndarray]:
-        """A chunk a worker wrote in place (columns it returned as None)."""
+        """A chunk a worker wrote in place (columns it returned as None; text as codes)."""
         part = _part(idx)
         out: dict[str, np.ndarray] = {}
         for name, col in res.items():
             if col is None:
                 self.count[name] += idx.size
                 out[name] = self.arrays[name][part]
+            elif isinstance(col, _Coded):
+                out[name] = col.array()
             else:
                 out[name] = col
         return out
@@ -1149,17 +1151,32 @@ class _GridColumns:
         return {k: a for k, a in self.arrays.items() if self.count[k] == self.n}
 
 
+class _Coded(NamedTuple):
+    """A text column sent from a worker as its distinct values and a small integer code per
+    point (labels such as ``bottleneck`` take few values: a byte a point instead of four
+    per character through the pipe)."""
+
+    dtype: str
+    values: list[str]
+    codes: np.ndarray
+
+    def array(self) -> np.ndarray:
+        return np.array(self.values, dtype=np.dtype(self.dtype))[self.codes]
+
+
 def _run_bulk_task_forked(fn: Callable[..., Any], fixed: Mapping[str, Any], record_errors: bool,
                           token: str, at: tuple[int, int] | np.ndarray
-                          ) -> tuple[dict[str, np.ndarray | None], float]:
+                          ) -> tuple[dict[str, np.ndarray | _Coded | None], float]:
     """:func:`_run_bulk_task` in a forked worker: inputs and outputs in inherited memory.
 
     ``at`` is the chunk's grid positions (``(start, stop)`` of a contiguous
     run, or an index array).  The inputs are sliced from the grid columns the
     worker inherited; the numeric result columns are written into the shared
     grid arrays and returned as ``None``.  A column of another dtype than the
-    grid array's (e.g. a chunk whose errors were recorded) is returned as usual.
+    grid array's (e.g. a chunk whose errors were recorded) is returned as usual, a
+    text column as codes (:class:`_Coded`).
     """
+    from ._store import _text_codes
     reg = _FORKED.get(token)
     if reg is None:
         raise RuntimeError("sweep: a bulk task reached a worker that was not forked from the "
@@ -1167,7 +1184,7 @@ def _run_bulk_task_forked(fn: Callable[..., Any], fixed: Mapping[str, Any], reco
     part = slice(*at) if isinstance(at, tuple) else at
     arrays = {k: v[part] for k, v in reg["cols"].items()}
     cols, elapsed = _run_bulk_task(fn, arrays, fixed, record_errors)
-    out: dict[str, np.ndarray | None] = dict(cols)
+    out: dict[str, np.ndarray | _Coded | None] = dict(cols)
     k = len(next(iter(arrays.values())))
     for name, arr in reg["out"].items():
         col = cols.get(name)
@@ -1175,6 +1192,11 @@ def _run_bulk_task_forked(fn: Callable[..., Any], fixed: Mapping[str, Any], reco
             continue
         arr[part] = col
         out[name] = None
+    for name, col in cols.items():
+        if out[name] is not None and col.dtype.kind == "U" and col.shape == (k,):
+            values, codes = _text_codes(col)
+            if len(values) <= 256:      # labels; other text travels as it is
+                out[name] = _Coded(col.dtype.str, values, codes)
     return out, elapsed
 
 

@@ -1,10 +1,14 @@
 """Tests of the sweep store's chunk encoding (schema 4): bit-identical round trips, grid
-positions for parameters, text codes, identical columns stored once, old and newer schemas."""
+positions for parameters, text codes, identical columns stored once, old and newer schemas;
+large chunks' columns in side files (schema 5): round trips, replacement without loss,
+orphaned files, a missing file."""
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -232,7 +236,7 @@ def test_store_of_a_newer_schema_is_refused_and_left_alone(tmp_path):
     con.commit()
     con.close()
     before = store.read_bytes()
-    with pytest.raises(ValueError, match=r"schema 99.*reads schemas up to 4"):
+    with pytest.raises(ValueError, match=r"schema 99.*reads schemas up to 5"):
         SweepStore(store)
     with pytest.raises(ValueError, match="schema 99"):
         sweep(F.mixed_vec, {"x": [1.0, 2.0, 3.0]}, executor="serial", store=store,
@@ -250,3 +254,139 @@ def test_writer_thread_error_is_raised(tmp_path):
               version="v")
         with pytest.raises(ValueError, match="read-only"):
             w.close()
+
+
+# ---------------------------------------------------------------------------
+# schema 5: a large chunk's stored columns in a side file (SIDE_FILE_BYTES = 0: every chunk)
+# ---------------------------------------------------------------------------
+def _side_files(store) -> set[str]:
+    folder = str(store) + _store.SIDE_SUFFIX
+    return set(os.listdir(folder)) if os.path.isdir(folder) else set()
+
+
+def _named_files(store) -> set[str]:
+    with SweepStore(store) as s:
+        return s._side_names()
+
+
+@settings(max_examples=30, deadline=None)
+@given(chunks())
+def test_side_file_round_trip_is_bit_identical(tmp_path_factory, chunk):
+    axes, positions, params, result = chunk
+    path = tmp_path_factory.mktemp("side") / "s.sqlite"
+    with mock.patch.object(_store, "SIDE_FILE_BYTES", 0), SweepStore(path) as s:
+        s.record_chunk(params, result, context="c", version="v", axes=axes, positions=positions)
+        (c,) = s.chunk_arrays()
+        rb, extra = s._q("SELECT result, extra FROM chunks").fetchone()
+    spec = json.loads(extra)["__file__"]
+    assert rb == b"" and _side_files(path) == {spec["name"]}
+    assert os.path.getsize(str(path) + _store.SIDE_SUFFIX + "/" + spec["name"]) == spec["bytes"]
+    assert list(c["result"]) == list(result)
+    for k, v in params.items():
+        assert _bits_equal(c["params"][k], v), k
+    for k, v in result.items():
+        assert _bits_equal(c["result"][k], v), k
+
+
+def test_only_large_chunks_go_to_side_files(tmp_path):
+    x = np.arange(1.0, 40001.0)          # y: 320 kB, below SIDE_FILE_BYTES; then above
+    for n, expect in ((40000, False), (200000, True)):
+        store = tmp_path / f"s{n}.sqlite"
+        grid = {"x": np.arange(1.0, n + 1.0)}
+        t = sweep(F.logged_vec, grid, fixed={"log": str(tmp_path / "log")}, store=store,
+                  executor="serial", vectorized=True, chunk=n, progress=False)
+        assert bool(_side_files(store)) == expect
+        assert np.array_equal(t["y"], np.sqrt(grid["x"]) + 1.0)
+    assert x.nbytes * 5 >= _store.SIDE_FILE_BYTES > x.nbytes
+
+
+def test_side_files_are_replaced_only_after_a_restart_succeeds(tmp_path, monkeypatch):
+    monkeypatch.setattr(_store, "SIDE_FILE_BYTES", 0)
+    store, log, flag = tmp_path / "s.sqlite", tmp_path / "log", tmp_path / "flag"
+    grid = {"x": [float(i) for i in range(10)]}
+    old = sweep(F.logged_vec, grid, fixed={"log": str(log)}, store=store, executor="serial",
+                vectorized=True, chunk=2, progress=False)
+    old_files = _side_files(store)
+    assert len(old_files) == 5 and _named_files(store) == old_files
+    flag.write_text("")
+    new_fixed = {"log": str(log), "flag": str(flag)}
+    with pytest.raises(RuntimeError, match="flag set"):       # a restart failing part way
+        sweep(F.logged_vec, grid, fixed=new_fixed, store=store, executor="serial",
+              vectorized=True, chunk=2, on_mismatch="restart", progress=False)
+    staged = _side_files(store) - old_files
+    assert old_files <= _side_files(store) and len(staged) == 3      # x = 0..5 staged
+    with SweepStore(store) as s:
+        assert s.to_table()["y"].tolist() == old["y"].tolist()      # old points all readable
+    flag.unlink()
+    new = sweep(F.logged_vec, grid, fixed=new_fixed, store=store, executor="serial",
+                vectorized=True, chunk=2, on_mismatch="restart", progress=False)
+    assert new["y"].tolist() == old["y"].tolist()
+    # the old chunks' files are gone once the new ones replaced them; nothing else is left
+    assert not (_side_files(store) & old_files) and staged <= _side_files(store)
+    assert _side_files(store) == _named_files(store) and len(_side_files(store)) == 5
+    with SweepStore(store) as s:
+        s.clear()
+    assert _side_files(store) == set()
+
+
+def test_orphaned_side_files_are_removed_by_the_next_writer(tmp_path, monkeypatch):
+    monkeypatch.setattr(_store, "SIDE_FILE_BYTES", 0)
+    store = tmp_path / "s.sqlite"
+    with SweepStore(store) as s:
+        s.record_chunk({"x": np.arange(3.0)}, {"y": np.arange(3.0)}, context="c", version="v")
+    kept = _side_files(store)
+    # a file whose row was never committed (a writer killed between the two)
+    orphan = os.path.join(str(store) + _store.SIDE_SUFFIX, "chunk-0123456789abcdef.npy")
+    with open(orphan, "wb") as f:
+        f.write(b"partial")
+    other = os.path.join(str(store) + _store.SIDE_SUFFIX, "notes.txt")   # not ours: kept
+    with open(other, "w") as f:
+        f.write("x")
+    with SweepStore(store) as s:
+        assert len(s.chunk_arrays()) == 1              # reading removes nothing
+        assert os.path.exists(orphan)
+        s.record_chunk({"x": np.arange(3.0)}, {"y": np.arange(3.0)}, context="c", version="v")
+        assert len(s.chunk_arrays()) == 2
+    assert not os.path.exists(orphan) and os.path.exists(other)
+    assert kept < _side_files(store) and len(_side_files(store) - {"notes.txt"}) == 2
+
+
+def test_missing_or_modified_side_file_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setattr(_store, "SIDE_FILE_BYTES", 0)
+    store = tmp_path / "s.sqlite"
+    with SweepStore(store) as s:
+        s.record_chunk({"x": np.arange(3.0)}, {"y": np.arange(3.0)}, context="c", version="v")
+    (name,) = _side_files(store)
+    path = os.path.join(str(store) + _store.SIDE_SUFFIX, name)
+    with open(path, "ab") as f:
+        f.write(b"\0")
+    with SweepStore(store) as s, pytest.raises(ValueError, match="has 153 bytes, its row says"):
+        s.chunk_arrays()
+    os.unlink(path)
+    with SweepStore(store) as s, pytest.raises(ValueError, match=r"chunk file .* is missing.*"
+                                               r"copy or move the two together"):
+        s.to_table()
+
+
+def test_in_memory_store_keeps_large_chunks_inside(monkeypatch, tmp_path):
+    monkeypatch.setattr(_store, "SIDE_FILE_BYTES", 0)
+    monkeypatch.chdir(tmp_path)
+    with SweepStore(":memory:") as s:
+        s.record_chunk({"x": np.arange(3.0)}, {"y": np.arange(3.0)}, context="c", version="v")
+        (c,) = s.chunk_arrays()
+    assert c["result"]["y"].tolist() == [0.0, 1.0, 2.0] and os.listdir(tmp_path) == []
+
+
+def test_twin_of_a_derived_column_reads_back(tmp_path):
+    """Found by Hypothesis: ``f`` equals ``h * h`` bit for bit (stored as that formula) and
+    ``f_twin`` is identical to ``f`` (stored as its name): reading back must compute ``f``
+    before copying it (a KeyError before)."""
+    f = np.array([0.0] * 7 + [1.0])
+    result = {"f": f, "h": -f, "k": np.arange(8.0) * 0.5 + 3.0, "f_twin": f.copy()}
+    with SweepStore(tmp_path / "s.sqlite") as s:
+        s.record_chunk({"x": np.arange(8.0)}, result, context="c", version="v")
+        extra = json.loads(s._q("SELECT extra FROM chunks").fetchone()[0])
+        (c,) = s.chunk_arrays()
+    assert extra["__derived__"] == {"f": ["*", "h", "h"]} and extra["__same__"] == {"f_twin": "f"}
+    for k, v in result.items():
+        assert _bits_equal(c["result"][k], v), k

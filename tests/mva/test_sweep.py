@@ -761,18 +761,23 @@ _BULK_RUNNER = textwrap.dedent("""
         time.sleep(0.02)
         return F.logged_vec(x, log)
 
+    import mva._store
+    mva._store.SIDE_FILE_BYTES = {side}
     sweep(slow, {{"x": [float(i) for i in range({n})]}}, fixed={{"log": {log!r}}},
           store={store!r}, executor="serial", chunk=4, vectorized=True, progress=False)
     print("done")
 """)
 
 
-def test_bulk_store_sigkill_keeps_committed_chunks(tmp_path):
+@pytest.mark.parametrize("side", [1 << 20, 0])
+def test_bulk_store_sigkill_keeps_committed_chunks(tmp_path, side):
     """A vectorised sweep killed mid-run: every committed chunk is intact, the file passes
-    SQLite's integrity check, and the re-run computes only the rest."""
+    SQLite's integrity check, and the re-run computes only the rest (chunks in the SQLite
+    file, or with ``side=0`` each in a side file)."""
     n = 200
     store, log = tmp_path / "s.sqlite", tmp_path / "log"
-    script = _BULK_RUNNER.format(root=str(ROOT), n=n, log=str(log), store=str(store))
+    script = _BULK_RUNNER.format(root=str(ROOT), n=n, log=str(log), store=str(store),
+                                 side=side)
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _kill_once_committed(proc, store, "SELECT COALESCE(SUM(n), 0) FROM chunks", 40)
@@ -794,6 +799,10 @@ def test_bulk_store_sigkill_keeps_committed_chunks(tmp_path):
     assert sorted(r["params"]["x"] for r in rows) == [float(i) for i in range(n)]
     assert all(r["result"]["y"] == pytest.approx(r["params"]["x"] ** 0.5 + 1, abs=0)
                for r in rows)
+    folder = str(store) + "-chunks"
+    files = set(os.listdir(folder)) if os.path.isdir(folder) else set()
+    with SweepStore(store) as s:
+        assert files == s._side_names() and (len(files) == n // 4 if side == 0 else not files)
 
 
 @given(st.lists(st.sampled_from(["", "PE", "INI", "thesis", "é"]), max_size=40),
