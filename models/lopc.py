@@ -46,6 +46,7 @@ __all__ = [
     "EXACT_MAX_P",
     "ENGINE_MAX_P",
     "AUTO_METHOD",
+    "WHOLE_MAX_P",
     "ENGINE_TOL",
     "lopc_system",
     "reduced_equation",
@@ -72,7 +73,21 @@ AUTO_METHOD = "node"
 #: moves the worst P = 2 points by only 0.4-0.8 points of R (k = 32: 1.5
 #: points at 10x the cost): the lockstep of two threads under a *constant*
 #: latency is not an Erlang effect.
-LATENCY_STAGES = {2: 8, 3: 1}
+LATENCY_STAGES = {2: 8, 3: 1, 4: 1}
+
+#: largest machine that ``method="node"`` solves as one whole-machine chain
+#: (:func:`models._node.solve_full`, the processors' symmetry lumped) when the
+#: handler is exponential or hyperexponential (``cs2 >= 1``, or a ``cs2`` that
+#: the simulator rounds to exponential): at ``P = 4`` that chain has 972
+#: (exponential) or 2,661 (two-phase) lumped states, about 5 and 50 ms a
+#: solve; ``P = 5`` would have 26,368 (seconds).  Below ``P = 4`` every
+#: handler gets the whole-machine chain (:data:`models._node.FULL_MAX_P`);
+#: a more regular handler at ``P = 4`` (Erlang-2 and up: 2,661-5,522 states,
+#: 0.2-0.6 s) gets the node chain, which is within 0.4% of the simulator there.
+#: At ``P = 4`` with a variable handler the node chain is 5-10% low on
+#: handler-bound points (the other threads' states are correlated with the
+#: node's own), the whole machine within 2% (``docs/models/lopc.rst``).
+WHOLE_MAX_P = 4
 
 #: ``method="linearizer"`` and ``"schweitzer"`` run the :mod:`mva` engine on the
 #: full network of ``P`` chains; they are refused above this many processors
@@ -492,7 +507,7 @@ def _symmetric_exact(P: np.ndarray, W: np.ndarray, o: np.ndarray, L: np.ndarray,
 
 def _solve_node(p: LoPCParams, *, tol: float, max_iter: int, on_fail: str) -> dict[str, Any]:
     """The node-level Markov chain (:mod:`models._node`) at every point of the grid."""
-    from models._node import FULL_MAX_P, solve_full, solve_node
+    from models._node import FULL_MAX_P, handler_ph, solve_full, solve_node
 
     arrs = np.broadcast_arrays(*(np.asarray(getattr(p, n), dtype=float)
                                  for n in ("P", "W", "o", "L", "cs2")))
@@ -513,7 +528,8 @@ def _solve_node(p: LoPCParams, *, tol: float, max_iter: int, on_fail: str) -> di
                 cache[key] = {"R": W + 2 * L, "R_w": W, "R_p": 0.0, "R_q": 0.0, "R_y": 0.0,
                               "Q_q": 0.0, "Q_y": 0.0, "converged": True, "iterations": 0,
                               "residual": 0.0}
-            elif P <= FULL_MAX_P:
+            elif P <= FULL_MAX_P or (P <= WHOLE_MAX_P
+                                     and (c > 1.0 or len(handler_ph(o, c)[0]) == 1)):
                 # the whole machine as one chain; Erlang latency (LATENCY_STAGES)
                 cache[key] = solve_full(int(P), W, o, c, L,
                                         latency_stages=LATENCY_STAGES.get(int(P), 1))
