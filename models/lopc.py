@@ -73,21 +73,24 @@ AUTO_METHOD = "node"
 #: moves the worst P = 2 points by only 0.4-0.8 points of R (k = 32: 1.5
 #: points at 10x the cost): the lockstep of two threads under a *constant*
 #: latency is not an Erlang effect.
-LATENCY_STAGES = {2: 8, 3: 1, 4: 1}
+LATENCY_STAGES = {2: 8, 3: 1}
 
 #: largest machine that ``method="node"`` solves as one whole-machine chain
-#: (:func:`models._node.solve_full`, the processors' symmetry lumped) when the
-#: handler is exponential or hyperexponential (``cs2 >= 1``, or a ``cs2`` that
-#: the simulator rounds to exponential): at ``P = 4`` that chain has 972
-#: (exponential) or 2,661 (two-phase) lumped states, about 5 and 50 ms a
-#: solve; ``P = 5`` would have 26,368 (seconds).  Below ``P = 4`` every
-#: handler gets the whole-machine chain (:data:`models._node.FULL_MAX_P`);
-#: a more regular handler at ``P = 4`` (Erlang-2 and up: 2,661-5,522 states,
-#: 0.2-0.6 s) gets the node chain, which is within 0.4% of the simulator there.
-#: At ``P = 4`` with a variable handler the node chain is 5-10% low on
-#: handler-bound points (the other threads' states are correlated with the
-#: node's own), the whole machine within 2% (``docs/models/lopc.rst``).
-WHOLE_MAX_P = 4
+#: (:func:`models._node.solve_full`, the processors' symmetry lumped, one
+#: exponential latency stage, channels not ordered: ``fifo=False``) when
+#: the handler is exponential or hyperexponential (``cs2 >= 1``, or a
+#: ``cs2`` that the simulator rounds to exponential).  Lumped states: ``P =
+#: 4`` 242 / 869 (exponential / two-phase handler, 1-10 ms a solve by sparse
+#: LU), ``P = 5`` 894 / 4,669 (5 ms / 20-60 ms, the latter by the power
+#: iteration of :func:`models._node._stationary_power`); ``P = 6`` would have
+#: 3,336 / 25,376 (a two-minute enumeration).  At ``P <= 3`` every handler
+#: gets the whole-machine chain (:data:`models._node.FULL_MAX_P`, ordered
+#: channels); a more regular handler at ``P = 4, 5`` (Erlang-2 and up) gets
+#: the node chain, which is within 0.5% of the simulator there.  With a
+#: variable handler the node chain is 4-10% low on handler-bound points of
+#: ``P = 4, 5`` (the other threads' states are correlated with the node's
+#: own), the whole machine within 2% (``docs/models/lopc.rst``).
+WHOLE_MAX_P = 5
 
 #: ``method="linearizer"`` and ``"schweitzer"`` run the :mod:`mva` engine on the
 #: full network of ``P`` chains; they are refused above this many processors
@@ -528,11 +531,13 @@ def _solve_node(p: LoPCParams, *, tol: float, max_iter: int, on_fail: str) -> di
                 cache[key] = {"R": W + 2 * L, "R_w": W, "R_p": 0.0, "R_q": 0.0, "R_y": 0.0,
                               "Q_q": 0.0, "Q_y": 0.0, "converged": True, "iterations": 0,
                               "residual": 0.0}
-            elif P <= FULL_MAX_P or (P <= WHOLE_MAX_P
-                                     and (c > 1.0 or len(handler_ph(o, c)[0]) == 1)):
+            elif P <= FULL_MAX_P:
                 # the whole machine as one chain; Erlang latency (LATENCY_STAGES)
                 cache[key] = solve_full(int(P), W, o, c, L,
                                         latency_stages=LATENCY_STAGES.get(int(P), 1))
+            elif P <= WHOLE_MAX_P and (c > 1.0 or len(handler_ph(o, c)[0]) == 1):
+                # the whole machine, lumped; channels not ordered (WHOLE_MAX_P)
+                cache[key] = solve_full(int(P), W, o, c, L, latency_stages=1, fifo=False)
             else:
                 cache[key] = solve_node(int(P) - 1, W, o, c, 2.0 * L, tol=min(tol * 1e6, 1e-7),
                                         max_iter=max_iter)

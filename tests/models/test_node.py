@@ -296,3 +296,44 @@ def test_anderson_step_solves_a_contraction(seed):
     n_d, _ = run(False)
     assert np.allclose(x_a, xs, rtol=1e-8)
     assert n_a <= n_d
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from([4, 5]), times, times, st.sampled_from([1.0, 3.0, 9.0]), latencies)
+def test_unordered_chain_power_matches_direct(P, W, o, cs2, L):
+    """The unordered-channel (fifo=False) lumped chain: the power iteration of the jump chain
+    gives the direct sparse solve's measures; Little's law and the cycle's parts hold."""
+    if P == 5 and cs2 > 1:
+        P = 4                                # keep the direct solve cheap
+    alpha, T = _node.handler_ph(o, cs2)
+    ext = -T.sum(axis=1)
+    m = 1 if L > 0 else 0
+    key = (P, len(alpha), m, tuple(bool(x) for x in alpha > 0),
+           tuple(bool(x) for x in T.ravel() > 0), tuple(bool(x) for x in ext > 0))
+    rows, cols, fac, kinds, nreq, heads = _node._full_structure(*key, lumped=True, fifo=m == 0)
+    theta = np.concatenate([[1.0, 1.0 / max(W, 1e-9 * o) / (P - 1), m / L if L > 0 else 0.0],
+                            T.ravel(), ext, alpha, [1.0 / (P - 1)]])
+    rates = theta[fac].prod(axis=1)
+    n = kinds.shape[0]
+    direct = _node._stationary(rows, cols, rates, n)
+    power, its, res = _node._stationary_power(rows, cols, rates, n)
+    assert power is not None and res < _node.POWER_TOL
+    np.testing.assert_allclose(power, direct, rtol=1e-6, atol=1e-11)
+    r = _node.solve_full(P, W, o, cs2, L, latency_stages=1, fifo=False)
+    parts = r["R_w"] + r["R_p"] + r["R_q"] + r["R_y"] + 2 * L
+    assert parts == pytest.approx(r["R"], rel=1e-8)
+    assert r["R"] >= W + 2 * L + 2 * o - 1e-9 * r["R"]
+    # Little's law at a processor: requests present = request rate x residence
+    assert r["Q_q"] == pytest.approx(r["R_q"] / r["R"], rel=1e-8)
+
+
+def test_power_iteration_gives_up():
+    """Too few iterations: the power iteration reports failure instead of a vector."""
+    n = 50
+    rows = np.concatenate([np.arange(n - 1), np.arange(1, n)])
+    cols = np.concatenate([np.arange(1, n), np.arange(n - 1)])
+    rates = np.ones(rows.size)
+    pi, its, res = _node._stationary_power(rows, cols, rates, n, max_iter=20)
+    assert pi is None and its == 20 and res > _node.POWER_TOL
+    pi, its, res = _node._stationary_power(rows, cols, rates, n)
+    np.testing.assert_allclose(pi, _node._stationary(rows, cols, rates, n), rtol=1e-8)
