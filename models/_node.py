@@ -1018,7 +1018,7 @@ POWER_MAX_ITER = 20_000
 def _stationary_power(rows: np.ndarray, cols: np.ndarray, rates: np.ndarray, n: int, *,
                       tol: float = POWER_TOL, max_iter: int = POWER_MAX_ITER
                       ) -> tuple[np.ndarray | None, int, float]:
-    """Stationary distribution by the lazy power iteration of the embedded jump chain.
+    r"""Stationary distribution by the lazy power iteration of the embedded jump chain.
 
     With exit rates :math:`d_i = \sum_j q_{ij}` and the jump chain
     :math:`P_{ij} = q_{ij}/d_i`, :math:`\nu \leftarrow (\nu + \nu P)/2`

@@ -755,7 +755,7 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
 
     >>> r = solve(LoPCParams(P=16, W=1000, o=100, L=50))
     >>> round(r.R, 1), round(r.contention, 1), r.method
-    (1404.7, 104.7, 'node')
+    (1405.5, 105.5, 'node')
     >>> round(solve(LoPCParams(P=16, W=1000, o=100, L=50), method="lopc").R, 1)
     1409.4
     >>> import numpy as np
