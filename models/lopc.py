@@ -528,14 +528,14 @@ def _symmetric_exact(P: np.ndarray, W: np.ndarray, o: np.ndarray, L: np.ndarray,
     return out
 
 
-def _corrected(v: dict[str, Any], ref_node: dict[str, Any], ref_whole: dict[str, Any], P: int,
+def _corrected(v: dict[str, Any], ref_node: dict[str, Any], ref_whole: dict[str, Any], w: float,
                L: float) -> dict[str, Any]:
-    """The node chain's residences at ``P`` corrected by its error at ``WHOLE_MAX_P``.
+    """The node chain's residences ``v`` plus ``w`` times its error on a whole machine.
 
-    See :data:`CORRECT_BETA`; ``R`` is the corrected parts' sum and the
-    queue lengths follow by Little's law (one thread per processor).
+    ``X = X_v + w (X_whole - X_node)`` for the residences (see
+    :data:`CORRECT_BETA`); ``R`` is the corrected parts' sum plus ``2L`` and
+    the queue lengths follow by Little's law (one thread per processor).
     """
-    w = ((WHOLE_MAX_P - 1) / (P - 1)) ** CORRECT_BETA
     out = dict(v)
     for k in ("R_w", "R_p", "R_q", "R_y"):
         out[k] = max(float(v[k]) + w * (float(ref_whole[k]) - float(ref_node[k])), 0.0)
@@ -582,12 +582,16 @@ def _solve_node(p: LoPCParams, *, tol: float, max_iter: int, on_fail: str) -> di
             else:
                 ntol = min(tol * 1e6, 1e-7)
                 v = solve_node(int(P) - 1, W, o, c, 2.0 * L, tol=ntol, max_iter=max_iter)
-                if (P <= CORRECT_MAX_P and (c > 1.0 or len(handler_ph(o, c)[0]) == 1)
-                        and 2.0 * o >= CORRECT_MIN_U * v["R"]):
-                    v = _corrected(v, solve_node(WHOLE_MAX_P - 1, W, o, c, 2.0 * L, tol=ntol,
+                if P <= CORRECT_MAX_P and 2.0 * o >= CORRECT_MIN_U * v["R"]:
+                    # the node chain's error where the whole machine is solved: at
+                    # min(P, WHOLE_MAX_P), with this handler if it is variable, else
+                    # with the exponential one (CORRECT_BETA)
+                    pr = min(int(P), WHOLE_MAX_P)
+                    cr = c if (c > 1.0 or len(handler_ph(o, c)[0]) == 1) else 1.0
+                    v = _corrected(v, solve_node(pr - 1, W, o, cr, 2.0 * L, tol=ntol,
                                                  max_iter=max_iter),
-                                   solve_full(WHOLE_MAX_P, W, o, c, L, latency_stages=1,
-                                              fifo=False), int(P), L)
+                                   solve_full(pr, W, o, cr, L, latency_stages=1, fifo=False),
+                                   ((pr - 1) / (P - 1)) ** CORRECT_BETA, L)
                 cache[key] = v
         v = cache[key]
         for k in keys:
