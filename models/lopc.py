@@ -716,8 +716,12 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
         ``cs2``; requests arrive from the ``P - 1`` other threads as a
         finite source) coupled to the rest of the machine by a symmetric
         fixed point (:mod:`models._node`); machines of at most
-        ``models._node.FULL_MAX_P`` (3) processors are solved as one chain
-        of the whole machine instead.  ``"lopc"``: the published
+        ``models._node.FULL_MAX_P`` (3) processors, and of at most
+        :data:`WHOLE_MAX_P` (5) with a variable handler, are solved as one
+        chain of the whole machine instead (lumped by the processors'
+        symmetry); on ``4 <= P <= CORRECT_MAX_P`` otherwise, with busy
+        handlers, the node chain is corrected by its own error on the
+        whole machine of ``min(P, 5)`` processors (:data:`CORRECT_BETA`).  ``"lopc"``: the published
         equations (see :func:`lopc_system`), reduced symbolically to a
         quartic in ``R`` and solved for the whole grid at once by
         :func:`mva.fixedpoint.bracketed_root`.  ``"exact"`` (alias
