@@ -82,34 +82,38 @@ LATENCY_STAGES = {2: 8, 3: 1}
 #: (:func:`models._node.solve_full`, the processors' symmetry lumped, one
 #: exponential latency stage, channels not ordered: ``fifo=False``) when
 #: the handler is exponential or hyperexponential (``cs2 >= 1``, or a
-#: ``cs2`` that the simulator rounds to exponential).  Lumped states: ``P =
-#: 4`` 242 / 869 (exponential / two-phase handler, 1-10 ms a solve by sparse
-#: LU), ``P = 5`` 894 / 4,669 (5 ms / 20-60 ms, the latter by the power
-#: iteration of :func:`models._node._stationary_power`); ``P = 6`` would have
-#: 3,336 / 25,376 (a two-minute enumeration).  At ``P <= 3`` every handler
-#: gets the whole-machine chain (:data:`models._node.FULL_MAX_P`, ordered
-#: channels); a more regular handler at ``P = 4, 5`` (Erlang-2 and up) gets
-#: the node chain, which is within 0.5% of the simulator there.  With a
-#: variable handler the node chain is 4-10% low on handler-bound points of
-#: ``P = 4, 5`` (the other threads' states are correlated with the node's
-#: own), the whole machine within 2% (``docs/models/lopc.rst``).
-WHOLE_MAX_P = 5
+#: ``cs2`` that the simulator rounds to exponential).  Lumped states at
+#: ``P = 4``: 242 / 869 (exponential / two-phase handler, 1-10 ms a solve by
+#: sparse LU, 0.1-0.3 s to enumerate once per process); ``P = 5`` has 894 /
+#: 4,669 (20-40 ms by the power iteration of
+#: :func:`models._node._stationary_power`, but about 1 s to enumerate in
+#: Python), and was no more accurate than the corrected node chain below
+#: (16 simulated ``P = 5`` points: mean / max |error| of ``R`` 0.51 / 1.24%
+#: whole, 0.53 / 1.33% corrected).  At ``P <= 3`` every handler gets the
+#: whole-machine chain (:data:`models._node.FULL_MAX_P`, ordered channels).
+#: With a variable handler the node chain alone is 4-11% low on
+#: handler-bound points of ``P = 4, 5`` (the other threads' states are
+#: correlated with the node's own).
+WHOLE_MAX_P = 4
 
-#: ``method="node"`` on ``WHOLE_MAX_P < P <= CORRECT_MAX_P`` with a variable
-#: handler (as for :data:`WHOLE_MAX_P`) and handlers busy at least
-#: :data:`CORRECT_MIN_U` of the time (``2o/R`` of the node chain): the node
-#: chain's residences are corrected by the node chain's error at ``P = 5``,
-#: where the whole machine is solved, scaled by ``((5 - 1)/(P - 1))**CORRECT_BETA``:
-#: ``X(P) = X_node(P) + w_P (X_whole(5) - X_node(5))`` for ``X`` in ``R_w,
+#: ``method="node"`` on ``4 <= P <= CORRECT_MAX_P`` where the whole machine
+#: is not solved, with handlers busy at least :data:`CORRECT_MIN_U` of the
+#: time (``2o/R`` of the node chain): the node chain's residences are
+#: corrected by the node chain's error on the whole machine of
+#: ``p = min(P, WHOLE_MAX_P)`` processors (with this handler if it is
+#: exponential or hyperexponential, else with the exponential one), scaled
+#: by ``w = ((p - 1)/(P - 1))**CORRECT_BETA``:
+#: ``X(P) = X_node(P) + w (X_whole(p) - X_node(p))`` for ``X`` in ``R_w,
 #: R_p, R_q, R_y`` (``R`` is their sum plus ``2L``).  The node chain's
 #: error decays with the machine size like ``(P - 1)**-beta``; ``beta`` was
-#: chosen on the seed-31 design (193 points with ``P`` 6-64, simulated;
-#: mean |error| of ``R`` 0.98% -> 0.51%, max 6.8% -> 2.4%, flat for ``beta``
-#: 0.7-0.9) and checked on the held-out seed-2026 references
+#: chosen on the seed-31 design (193 points with ``P`` 6-64, simulated; mean
+#: / p95 / max |error| of ``R`` 0.98 / 4.0 / 6.8% uncorrected, 0.50 / 1.30 /
+#: 1.76% corrected; 0.6-0.8 within 0.04 of the mean) and checked on the
+#: held-out seed-2026 references and a fresh seed-41 design
 #: (``docs/models/lopc.rst``).  Below ``CORRECT_MIN_U`` the correction was
-#: under 0.1% on that design, and the two extra chains (10-60 ms) are skipped.
+#: under 0.1% on that design, and the two extra chains are skipped.
 CORRECT_MAX_P = 64
-CORRECT_BETA = 0.8
+CORRECT_BETA = 0.7
 CORRECT_MIN_U = 0.1
 
 #: ``method="linearizer"`` and ``"schweitzer"`` run the :mod:`mva` engine on the
@@ -717,11 +721,11 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
         finite source) coupled to the rest of the machine by a symmetric
         fixed point (:mod:`models._node`); machines of at most
         ``models._node.FULL_MAX_P`` (3) processors, and of at most
-        :data:`WHOLE_MAX_P` (5) with a variable handler, are solved as one
+        :data:`WHOLE_MAX_P` (4) with a variable handler, are solved as one
         chain of the whole machine instead (lumped by the processors'
         symmetry); on ``4 <= P <= CORRECT_MAX_P`` otherwise, with busy
         handlers, the node chain is corrected by its own error on the
-        whole machine of ``min(P, 5)`` processors (:data:`CORRECT_BETA`).  ``"lopc"``: the published
+        whole machine of ``min(P, 4)`` processors (:data:`CORRECT_BETA`).  ``"lopc"``: the published
         equations (see :func:`lopc_system`), reduced symbolically to a
         quartic in ``R`` and solved for the whole grid at once by
         :func:`mva.fixedpoint.bracketed_root`.  ``"exact"`` (alias

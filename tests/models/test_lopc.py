@@ -345,16 +345,16 @@ def test_node_small_machines_invariants(p):
 
 
 def test_whole_machine_and_correction_are_used():
-    """P = 4, 5 with a variable handler: the lumped whole-machine chain itself; P = 6 and a
+    """P = 4 with a variable handler: the lumped whole-machine chain itself; P = 6, and a
     regular handler at P = 4: the node chain plus the whole machine's correction."""
     from models import _node
 
     W, o, L = 20.0, 1000.0, 30.0
-    whole = _node.solve_full(5, W, o, 6.0, L, latency_stages=1, fifo=False)
-    assert solve(P=5, W=W, o=o, L=L, cs2=6.0).R == pytest.approx(whole["R"], rel=1e-9)
-    node5 = _node.solve_node(4, W, o, 6.0, 2 * L, tol=1e-8, max_iter=200)
+    whole = _node.solve_full(4, W, o, 6.0, L, latency_stages=1, fifo=False)
+    assert solve(P=4, W=W, o=o, L=L, cs2=6.0).R == pytest.approx(whole["R"], rel=1e-9)
+    node4 = _node.solve_node(3, W, o, 6.0, 2 * L, tol=1e-8, max_iter=200)
     node6 = _node.solve_node(5, W, o, 6.0, 2 * L, tol=1e-8, max_iter=200)
-    want = node6["R"] + (4 / 5) ** lopc.CORRECT_BETA * (whole["R"] - node5["R"])
+    want = node6["R"] + (3 / 5) ** lopc.CORRECT_BETA * (whole["R"] - node4["R"])
     assert solve(P=6, W=W, o=o, L=L, cs2=6.0).R == pytest.approx(want, rel=1e-5)
     # the correction raises R here (the node chain is 5-10% low on handler-bound machines)
     assert solve(P=6, W=W, o=o, L=L, cs2=6.0).R > node6["R"] * 1.02
