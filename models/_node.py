@@ -24,8 +24,8 @@ solved for its stationary distribution with a sparse LU factorization.
 Also here: the finite-source station chains of the INI model
 (:func:`station_residence`, :func:`station_effective`), the twin-station
 chain of a two-cluster INI machine (:func:`pair_residence`), and the
-whole-machine chain of two or three processors with FIFO channels
-(:func:`solve_full`).
+whole-machine chain of a small machine (:func:`solve_full`: FIFO or
+unordered channels, lumped by the processors' symmetry, :func:`_canonical`).
 """
 
 from __future__ import annotations
