@@ -24,8 +24,8 @@ solved for its stationary distribution with a sparse LU factorization.
 Also here: the finite-source station chains of the INI model
 (:func:`station_residence`, :func:`station_effective`), the twin-station
 chain of a two-cluster INI machine (:func:`pair_residence`), and the
-whole-machine chain of two or three processors with FIFO channels
-(:func:`solve_full`).
+whole-machine chain of a small machine (:func:`solve_full`: FIFO or
+unordered channels, lumped by the processors' symmetry, :func:`_canonical`).
 """
 
 from __future__ import annotations
@@ -923,7 +923,7 @@ _FULL_TIMES = ("R", "R_w", "R_p", "R_q", "R_y")
 
 
 def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
-               latency_stages: int = 4) -> dict[str, Any]:
+               latency_stages: int = 4, fifo: bool = True) -> dict[str, Any]:
     """The whole machine of ``P`` processors as one Markov chain (small ``P`` only).
 
     Every thread's state (computing, pending, request in the network with its
@@ -955,7 +955,7 @@ def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
     kmax = FULL_MAX_ERLANG.get(int(P))
     if kmax is not None and cs2 < 1.0 and len(handler_ph(o, cs2)[0]) > kmax:
         cs = np.array([1.0, 0.5, 1.0 / 3.0])
-        runs = [_solve_full_chain(P, W, o, float(c), L, latency_stages) for c in cs]
+        runs = [_solve_full_chain(P, W, o, float(c), L, latency_stages, fifo=fifo) for c in cs]
         # the handler of the other methods: Erlang-k of handler_ph (k <= MAX_ERLANG)
         target = 1.0 / len(handler_ph(o, cs2)[0])
         # Lagrange weights of the quadratic through the three cs2 values, at target
@@ -969,11 +969,11 @@ def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
         out["size"] = sum(int(r["size"]) for r in runs)
         out["extrapolated"] = True
         return out
-    return _solve_full_chain(P, W, o, cs2, L, latency_stages)
+    return _solve_full_chain(P, W, o, cs2, L, latency_stages, fifo=fifo)
 
 
 def _solve_full_chain(P: int, W: float, o: float, cs2: float, L: float,
-                      latency_stages: int) -> dict[str, Any]:
+                      latency_stages: int, lumped: bool = True, fifo: bool = True) -> dict[str, Any]:
     """The chain of :func:`solve_full` with the handler's phases of :func:`handler_ph`."""
     alpha, T = handler_ph(o, cs2)
     ph = len(alpha)
@@ -981,47 +981,93 @@ def _solve_full_chain(P: int, W: float, o: float, cs2: float, L: float,
     m = latency_stages if L > 0 else 0
     lrate = m / L if L > 0 else 0.0
     wr = 1.0 / max(W, 1e-9 * o)
-    theta = np.concatenate([[1.0, wr / (P - 1), lrate], T.ravel(), ext, alpha])
+    theta = np.concatenate([[1.0, wr / (P - 1), lrate], T.ravel(), ext, alpha, [1.0 / (P - 1)]])
     key = (int(P), ph, m, tuple(bool(x) for x in alpha > 0), tuple(bool(x) for x in T.ravel() > 0),
            tuple(bool(x) for x in ext > 0))
-    rows, cols, fac, kinds, nreq, heads = _full_structure(*key)
+    rows, cols, fac, kinds, nreq, heads = _full_structure(*key, lumped=lumped,
+                                                          fifo=fifo or m == 0)
     rates = theta[fac].prod(axis=1)
     n = kinds.shape[0]
-    pi = _stationary(rows, cols, rates, n)
+    its, res = 1, 0.0
+    if n >= POWER_MIN_STATES:
+        pi, its, res = _stationary_power(rows, cols, rates, n)
+        if pi is None:                # not converged: the direct solve
+            pi, its = _stationary(rows, cols, rates, n), 1
+    else:
+        pi = _stationary(rows, cols, rates, n)
     f = (pi @ kinds) / P
     X = float(pi @ (heads @ ext)) / P
     R = 1.0 / X
     C, Pn, _, Q, _, Y = (float(x) for x in f)
     return {"R": R, "R_w": C * R, "R_p": Pn * R, "R_q": Q * R, "R_y": Y * R,
-            "Q_q": float(pi @ nreq) / P, "Q_y": Y, "converged": True, "iterations": 1,
-            "residual": 0.0, "size": n, "truncation": 0.0}
+            "Q_q": float(pi @ nreq) / P, "Q_y": Y, "converged": True, "iterations": its,
+            "residual": res, "size": n, "truncation": 0.0}
 
 
-@functools.lru_cache(maxsize=32)
-def _full_structure(P: int, ph: int, m: int, a_pos: tuple[bool, ...], t_pos: tuple[bool, ...],
-                    e_pos: tuple[bool, ...]) -> tuple[np.ndarray, ...]:
-    """State space of :func:`solve_full` for one structure, by breadth-first search.
+#: whole-machine chains of at least this many states are solved by
+#: :func:`_stationary_power` (the sparse LU's fill-in grows fast with the
+#: lumped chain: ``P = 5``, 4,669 states, 2.6 million entries, 0.4-0.6 s;
+#: the power iteration 20-60 ms), smaller ones by the direct solve
+POWER_MIN_STATES = 2000
 
-    Rates are products of base rates ``theta`` (index 0: 1, 1: ``1/(W (P-1))``,
-    2: latency stage rate, then ``T`` row by row, the exit rates, ``alpha``);
-    returns ``(rows, cols, factors, kinds, nreq, heads)``: ``factors`` the
-    ``(transitions, 3)`` indices into ``theta``, ``kinds`` the number of
-    threads per state in C, P, N1, Q, N2, Y, ``nreq`` the requests queued,
-    ``heads[s, j]`` the processors whose own reply is in service in phase ``j``.
+#: stopping rule and iteration limit of :func:`_stationary_power`
+POWER_TOL = 1e-13
+POWER_MAX_ITER = 20_000
+
+
+def _stationary_power(rows: np.ndarray, cols: np.ndarray, rates: np.ndarray, n: int, *,
+                      tol: float = POWER_TOL, max_iter: int = POWER_MAX_ITER
+                      ) -> tuple[np.ndarray | None, int, float]:
+    r"""Stationary distribution by the lazy power iteration of the embedded jump chain.
+
+    With exit rates :math:`d_i = \sum_j q_{ij}` and the jump chain
+    :math:`P_{ij} = q_{ij}/d_i`, :math:`\nu \leftarrow (\nu + \nu P)/2`
+    (lazy: aperiodic) converges to the jump chain's stationary vector and
+    :math:`\pi_i \propto \nu_i / d_i`.  Stops when the stationarity
+    residual :math:`\lVert \nu P - \nu \rVert_1 / \lVert \nu \rVert_1`
+    falls below ``tol`` (checked every 20 steps); returns ``(pi,
+    iterations, residual)``, or ``(None, iterations, residual)`` after
+    ``max_iter`` steps (the caller then solves directly).  The jump chain
+    removes the rates' scale, so the iteration count depends on the
+    chain's mixing in jumps, not on how far apart ``W``, ``o`` and ``L`` are.
     """
-    o_T, o_e = 3, 3 + ph * ph
-    o_a = o_e + ph
-    A_ = [o_a + j if a_pos[j] else -1 for j in range(ph)]
-    Tf = [[o_T + j * ph + jj if t_pos[j * ph + jj] else -1 for jj in range(ph)] for j in range(ph)]
-    E_ = [o_e + j if e_pos[j] else -1 for j in range(ph)]
+    import scipy.sparse as sps
+
+    d = np.bincount(rows, weights=rates, minlength=n)
+    Pt = sps.csr_matrix((rates / d[rows], (cols, rows)), shape=(n, n))
+    nu = np.full(n, 1.0 / n)
+    res = math.inf
+    it = 0
+    while it < max_iter:
+        for _ in range(19):
+            nu = 0.5 * (nu + Pt @ nu)
+        step = Pt @ nu
+        res = float(np.abs(step - nu).sum() / nu.sum())
+        nu = 0.5 * (nu + step)
+        it += 20
+        if res < tol:
+            pi = nu / d
+            return pi / pi.sum(), it, res
+    return None, it, res
+
+
+def _full_moves(s: tuple, P: int, ph: int, m: int, A_: list[int], Tf: list[list[int]],
+                E_: list[int], fifo: bool = True, inv: int = -1) -> list[tuple[tuple, Any]]:
+    """The transitions out of state ``s`` of the whole-machine chain (:func:`_full_structure`).
+
+    Returns ``(factors, next_state)`` pairs: ``factors`` index the base rates
+    ``theta`` of :func:`_solve_full_chain` (``A_``, ``Tf``, ``E_``: the
+    indices of ``alpha``, ``T`` and the exit rates, -1 where zero).
+
+    ``fifo=False``: messages in flight overtake each other freely, and a
+    request's destination is drawn (uniformly, base rate ``inv`` =
+    ``1/(P-1)``) when it leaves the network rather than when it is sent --
+    the same process when nothing orders a channel, with far fewer states
+    (a message in flight carries only its sender's name, ``("N1", t, stage,
+    0)``, ``("N2", t, stage, 0)``).
+    """
     W_, L_ = (1,), (2,)
-    start: tuple[tuple[tuple[Any, ...], ...], tuple[tuple[int, ...], ...], tuple[int, ...]] = (
-        tuple(("C",) for _ in range(P)), tuple(() for _ in range(P)), tuple(-1 for _ in range(P)))
-    index = {start: 0}
-    order = [start]
-    rows: list[int] = []
-    cols: list[int] = []
-    facs: list[tuple[int, ...]] = []
+    threads, queues, phases = s
 
     def arrive(th: list, qs: list, phs: list, node: int, entry: int) -> list[tuple[tuple, Any]]:
         was_empty = len(qs[node]) == 0
@@ -1038,100 +1084,201 @@ def _full_structure(P: int, ph: int, m: int, a_pos: tuple[bool, ...], t_pos: tup
 
     def send(th: list, qs: list, phs: list, t: int, d: int) -> list[tuple[tuple, Any]]:
         if m:
-            th[t] = ("N1", d, 0, _behind(th, d, "N2", t))
+            th[t] = ("N1", d, 0, _behind(th, d, "N2", t)) if fifo else ("N1", t, 0, 0)
             return [((), (tuple(th), tuple(qs), tuple(phs)))]
         th[t] = ("Q", d)
         return arrive(th, qs, phs, d, t)
 
     def reply(th: list, qs: list, phs: list, t: int, s: int) -> list[tuple[tuple, Any]]:
         if m:
-            th[t] = ("N2", s, 0, _behind(th, s, "N1", t))
+            th[t] = ("N2", s, 0, _behind(th, s, "N1", t)) if fifo else ("N2", t, 0, 0)
             return [((), (tuple(th), tuple(qs), tuple(phs)))]
         th[t] = ("Y",)
         return arrive(th, qs, phs, t, -1)
 
-    k = 0
-    while k < len(order):
-        s = order[k]
-        threads, queues, phases = s
-        moves: list[tuple[tuple, Any]] = []
-        for t, st in enumerate(threads):
-            kind = st[0]
-            if kind == "C" and not queues[t]:
+    moves: list[tuple[tuple, Any]] = []
+    for t, st in enumerate(threads):
+        kind = st[0]
+        if kind == "C" and not queues[t]:
+            for d in range(P):
+                if d != t:
+                    for pr, ns in send(list(threads), list(queues), list(phases), t, d):
+                        moves.append((W_ + pr, ns))
+        elif kind == "N1":
+            th = list(threads)
+            if st[2] + 1 < m:
+                th[t] = ("N1", st[1], st[2] + 1, st[3])
+                moves.append((L_, (tuple(th), queues, phases)))
+            elif not fifo:          # the destination is drawn on arrival
                 for d in range(P):
                     if d != t:
-                        for pr, ns in send(list(threads), list(queues), list(phases), t, d):
-                            moves.append((W_ + pr, ns))
-            elif kind == "N1":
-                th = list(threads)
-                if st[2] + 1 < m:
-                    th[t] = ("N1", st[1], st[2] + 1, st[3])
-                    moves.append((L_, (tuple(th), queues, phases)))
-                elif not st[3]:
-                    th[t] = ("Q", st[1])
-                    _release(th, st[1], "N2", t)
-                    for pr, ns in arrive(th, list(queues), list(phases), st[1], t):
-                        moves.append((L_ + pr, ns))
-                else:             # FIFO channel: the earlier message arrives first (_swap)
-                    d = st[1]
-                    th[t] = ("N1", d, threads[d][2], 0)
-                    th[d] = ("Y",)
-                    for pr, ns in arrive(th, list(queues), list(phases), d, -1):
-                        moves.append((L_ + pr, ns))
-            elif kind == "N2":
-                th = list(threads)
-                if st[2] + 1 < m:
-                    th[t] = ("N2", st[1], st[2] + 1, st[3])
-                    moves.append((L_, (tuple(th), queues, phases)))
-                elif not st[3]:
-                    th[t] = ("Y",)
-                    _release(th, st[1], "N1", t)
-                    for pr, ns in arrive(th, list(queues), list(phases), t, -1):
-                        moves.append((L_ + pr, ns))
-                else:
-                    s_ = st[1]
-                    th[t] = ("N2", s_, threads[s_][2], 0)
-                    th[s_] = ("Q", t)
-                    for pr, ns in arrive(th, list(queues), list(phases), t, s_):
-                        moves.append((L_ + pr, ns))
-        for node in range(P):
-            q = queues[node]
-            if not q:
-                continue
-            j = phases[node]
-            for jj in range(ph):
-                if jj != j and Tf[j][jj] >= 0:
-                    p2 = list(phases)
-                    p2[node] = jj
-                    moves.append(((Tf[j][jj],), (threads, queues, tuple(p2))))
-            if E_[j] < 0:
-                continue
-            head, rest = q[0], q[1:]
+                        th = list(threads)
+                        th[t] = ("Q", d)
+                        for pr, ns in arrive(th, list(queues), list(phases), d, t):
+                            moves.append((L_ + (inv,) + pr, ns))
+            elif not st[3]:
+                th[t] = ("Q", st[1])
+                _release(th, st[1], "N2", t)
+                for pr, ns in arrive(th, list(queues), list(phases), st[1], t):
+                    moves.append((L_ + pr, ns))
+            else:             # FIFO channel: the earlier message arrives first (_swap)
+                d = st[1]
+                th[t] = ("N1", d, threads[d][2], 0)
+                th[d] = ("Y",)
+                for pr, ns in arrive(th, list(queues), list(phases), d, -1):
+                    moves.append((L_ + pr, ns))
+        elif kind == "N2":
             th = list(threads)
-            qs = list(queues)
-            qs[node] = rest
-            if head == -1:
-                th[node] = ("P",) if rest else ("C",)
-                outs: list[tuple[tuple, Any]] = [((), (th, qs, list(phases)))]
+            if st[2] + 1 < m:
+                th[t] = ("N2", st[1], st[2] + 1, st[3])
+                moves.append((L_, (tuple(th), queues, phases)))
+            elif not st[3]:
+                th[t] = ("Y",)
+                _release(th, st[1], "N1", t)
+                for pr, ns in arrive(th, list(queues), list(phases), t, -1):
+                    moves.append((L_ + pr, ns))
             else:
-                outs = []
-                for pr, ns in reply(th, qs, list(phases), head, node):
-                    outs.append((pr, (list(ns[0]), list(ns[1]), list(ns[2]))))
-            for pr, (th2, qs2, ph2) in outs:
-                if not qs2[node] and th2[node][0] == "P":
-                    th2[node] = ("C",)
-                if qs2[node]:
-                    for jj in range(ph):
-                        if A_[jj] >= 0:
-                            p2 = list(ph2)
-                            p2[node] = jj
-                            moves.append(((E_[j],) + pr + (A_[jj],),
-                                          (tuple(th2), tuple(qs2), tuple(p2))))
-                else:
-                    p2 = list(ph2)
-                    p2[node] = -1
-                    moves.append(((E_[j],) + pr, (tuple(th2), tuple(qs2), tuple(p2))))
+                s_ = st[1]
+                th[t] = ("N2", s_, threads[s_][2], 0)
+                th[s_] = ("Q", t)
+                for pr, ns in arrive(th, list(queues), list(phases), t, s_):
+                    moves.append((L_ + pr, ns))
+    for node in range(P):
+        q = queues[node]
+        if not q:
+            continue
+        j = phases[node]
+        for jj in range(ph):
+            if jj != j and Tf[j][jj] >= 0:
+                p2 = list(phases)
+                p2[node] = jj
+                moves.append(((Tf[j][jj],), (threads, queues, tuple(p2))))
+        if E_[j] < 0:
+            continue
+        head, rest = q[0], q[1:]
+        th = list(threads)
+        qs = list(queues)
+        qs[node] = rest
+        if head == -1:
+            th[node] = ("P",) if rest else ("C",)
+            outs: list[tuple[tuple, Any]] = [((), (th, qs, list(phases)))]
+        else:
+            outs = []
+            for pr, ns in reply(th, qs, list(phases), head, node):
+                outs.append((pr, (list(ns[0]), list(ns[1]), list(ns[2]))))
+        for pr, (th2, qs2, ph2) in outs:
+            if not qs2[node] and th2[node][0] == "P":
+                th2[node] = ("C",)
+            if qs2[node]:
+                for jj in range(ph):
+                    if A_[jj] >= 0:
+                        p2 = list(ph2)
+                        p2[node] = jj
+                        moves.append(((E_[j],) + pr + (A_[jj],),
+                                      (tuple(th2), tuple(qs2), tuple(p2))))
+            else:
+                p2 = list(ph2)
+                p2[node] = -1
+                moves.append(((E_[j],) + pr, (tuple(th2), tuple(qs2), tuple(p2))))
+    return moves
+
+
+def _relabel(s: tuple, lab: tuple[int, ...]) -> tuple:
+    """State ``s`` of the whole-machine chain with processor ``i`` renamed ``lab[i]``."""
+    threads, queues, phases = s
+    P = len(threads)
+    th: list[Any] = [None] * P
+    qs: list[Any] = [None] * P
+    phs = [0] * P
+    for i in range(P):
+        st = threads[i]
+        j = lab[i]
+        th[j] = (st[0], lab[st[1]]) + st[2:] if len(st) > 1 else st
+        qs[j] = tuple(lab[e] if e >= 0 else -1 for e in queues[i])
+        phs[j] = phases[i]
+    return tuple(th), tuple(qs), tuple(phs)
+
+
+def _canonical(s: tuple) -> tuple:
+    """The representative of the orbit of ``s`` under renaming the processors.
+
+    Processors (each with its thread, queue and handler phase) are
+    interchangeable: every rate of the chain is the same at every processor
+    and a request picks its destination uniformly.  Each processor gets a
+    name-free signature (its thread's state without names, its queue's
+    pattern of own reply and requests, its phase) refined once by the
+    signatures of the processors its thread and its queue name; the
+    representative is the smallest renaming among those that list the
+    processors by signature (all orders of equal signatures tried).  The
+    candidates' set depends only on the orbit, so the minimum does too.
+    """
+    threads, queues, phases = s
+    P = len(threads)
+    sig0 = [(st[0], st[2:], len(queues[i]), tuple(e < 0 for e in queues[i]), phases[i])
+            for i, st in enumerate(threads)]
+    sig = [(sig0[i], sig0[st[1]] if len(st) > 1 else (),
+            tuple(sig0[e] for e in queues[i] if e >= 0)) for i, st in enumerate(threads)]
+    order = sorted(range(P), key=sig.__getitem__)
+    groups: list[list[int]] = []
+    for i in order:
+        if groups and sig[groups[-1][0]] == sig[i]:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    if all(len(g) == 1 for g in groups):
+        lab = [0] * P
+        for pos, i in enumerate(order):
+            lab[i] = pos
+        return _relabel(s, tuple(lab))
+    import itertools
+
+    best = None
+    for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
+        lab = [0] * P
+        pos = 0
+        for g in choice:
+            for i in g:
+                lab[i] = pos
+                pos += 1
+        cand = _relabel(s, tuple(lab))
+        if best is None or cand < best:
+            best = cand
+    return best
+
+
+@functools.lru_cache(maxsize=32)
+def _full_structure(P: int, ph: int, m: int, a_pos: tuple[bool, ...], t_pos: tuple[bool, ...],
+                    e_pos: tuple[bool, ...], lumped: bool = False,
+                    fifo: bool = True) -> tuple[np.ndarray, ...]:
+    """State space of :func:`solve_full` for one structure, by breadth-first search.
+
+    Rates are products of base rates ``theta`` (index 0: 1, 1: ``1/(W (P-1))``,
+    2: latency stage rate, then ``T`` row by row, the exit rates, ``alpha``);
+    returns ``(rows, cols, factors, kinds, nreq, heads)``: ``factors`` the
+    ``(transitions, 3)`` indices into ``theta``, ``kinds`` the number of
+    threads per state in C, P, N1, Q, N2, Y, ``nreq`` the requests queued,
+    ``heads[s, j]`` the processors whose own reply is in service in phase ``j``.
+    """
+    o_T, o_e = 3, 3 + ph * ph
+    o_a = o_e + ph
+    A_ = [o_a + j if a_pos[j] else -1 for j in range(ph)]
+    Tf = [[o_T + j * ph + jj if t_pos[j * ph + jj] else -1 for jj in range(ph)] for j in range(ph)]
+    E_ = [o_e + j if e_pos[j] else -1 for j in range(ph)]
+    start: tuple[tuple[tuple[Any, ...], ...], tuple[tuple[int, ...], ...], tuple[int, ...]] = (
+        tuple(("C",) for _ in range(P)), tuple(() for _ in range(P)), tuple(-1 for _ in range(P)))
+    index = {start: 0}
+    order = [start]
+    rows: list[int] = []
+    cols: list[int] = []
+    facs: list[tuple[int, ...]] = []
+    canon: dict[tuple, tuple] = {}
+
+    k = 0
+    while k < len(order):
+        moves = _full_moves(order[k], P, ph, m, A_, Tf, E_, fifo, o_a + ph)
         for fac, ns in moves:
+            if lumped:
+                ns = canon.get(ns) or canon.setdefault(ns, _canonical(ns))
             if ns not in index:
                 index[ns] = len(order)
                 order.append(ns)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import brentq
 
@@ -321,3 +321,63 @@ def test_node_method_monotone_in_w_and_l(P, cs2, which, factor):
     if which == "W":
         assert b.R_q <= a.R_q * (1 + 1e-6) and b.R_y <= a.R_y * (1 + 1e-6)
         assert b.U_q <= a.U_q * (1 + 1e-9)
+
+
+# -- whole-machine chains (P <= 5) and the corrected node chain (P 6-64) --------------
+
+small_machine = st.fixed_dictionaries({
+    "P": st.integers(4, 40), "W": st.floats(0.0, 2000.0), "o": st.floats(1.0, 3000.0),
+    "L": st.floats(0.0, 500.0), "cs2": st.sampled_from([0.25, 0.5, 1.0, 2.0, 6.0])})
+
+
+@settings(max_examples=15, deadline=None)
+@given(small_machine)
+def test_node_small_machines_invariants(p):
+    """P 4-40 (whole machine or corrected node chain): the cycle is its parts, Little's law,
+    every residence at least its own handler, R at least the contention-free round trip."""
+    r = solve(method="node", **p)
+    assert r.converged and r.method == "node"
+    assert r.R == pytest.approx(r.R_w + r.R_p + r.R_q + r.R_y + 2 * p["L"], rel=1e-8)
+    assert r.Q_q == pytest.approx(r.R_q / r.R, rel=1e-8)
+    assert r.Q_y == pytest.approx(r.R_y / r.R, rel=1e-8)
+    assert r.R_q >= p["o"] * (1 - 1e-9) and r.R_y >= p["o"] * (1 - 1e-9)
+    assert r.R >= (p["W"] + 2 * p["L"] + 2 * p["o"]) * (1 - 1e-9)
+
+
+def test_whole_machine_and_correction_are_used():
+    """P = 4 with a variable handler: the lumped whole-machine chain itself; P = 6, and a
+    regular handler at P = 4: the node chain plus the whole machine's correction."""
+    from models import _node
+
+    W, o, L = 20.0, 1000.0, 30.0
+    whole = _node.solve_full(4, W, o, 6.0, L, latency_stages=1, fifo=False)
+    assert solve(P=4, W=W, o=o, L=L, cs2=6.0).R == pytest.approx(whole["R"], rel=1e-9)
+    node4 = _node.solve_node(3, W, o, 6.0, 2 * L, tol=1e-8, max_iter=200)
+    node6 = _node.solve_node(5, W, o, 6.0, 2 * L, tol=1e-8, max_iter=200)
+    want = node6["R"] + (3 / 5) ** lopc.CORRECT_BETA * (whole["R"] - node4["R"])
+    assert solve(P=6, W=W, o=o, L=L, cs2=6.0).R == pytest.approx(want, rel=1e-5)
+    # the correction raises R here (the node chain is 5-10% low on handler-bound machines)
+    assert solve(P=6, W=W, o=o, L=L, cs2=6.0).R > node6["R"] * 1.02
+    w1 = _node.solve_full(4, W, o, 1.0, L, latency_stages=1, fifo=False)
+    n1 = _node.solve_node(3, W, o, 1.0, 2 * L, tol=1e-8, max_iter=200)
+    nk = _node.solve_node(3, W, o, 0.5, 2 * L, tol=1e-8, max_iter=200)
+    assert solve(P=4, W=W, o=o, L=L, cs2=0.5).R == pytest.approx(
+        nk["R"] + w1["R"] - n1["R"], rel=1e-5)
+
+
+def test_correction_fades_with_machine_size():
+    """Beyond CORRECT_MAX_P, or with lightly loaded handlers, the node chain is returned as is;
+    the correction's share of R falls as P grows."""
+    from models import _node
+
+    W, o, L, c = 20.0, 1000.0, 30.0, 6.0
+    P = lopc.CORRECT_MAX_P + 1
+    bare = _node.solve_node(P - 1, W, o, c, 2 * L, tol=1e-8, max_iter=200)["R"]
+    assert solve(P=P, W=W, o=o, L=L, cs2=c).R == pytest.approx(bare, rel=1e-5)
+    light = _node.solve_node(7, 1e5, 10.0, c, 2 * L, tol=1e-8, max_iter=200)["R"]
+    assert solve(P=8, W=1e5, o=10.0, L=L, cs2=c).R == pytest.approx(light, rel=1e-5)
+    share = []
+    for P in (6, 12, 48):
+        node = _node.solve_node(P - 1, W, o, c, 2 * L, tol=1e-8, max_iter=200)["R"]
+        share.append(solve(P=P, W=W, o=o, L=L, cs2=c).R / node - 1)
+    assert share[0] > share[1] > share[2] > 0

@@ -1,5 +1,8 @@
 """The node-level chains of models._node: fast paths against their references, invariants."""
 
+import itertools
+import math
+
 import numpy as np
 import pytest
 import scipy.sparse as sps
@@ -71,17 +74,82 @@ def test_pinned_solve_negligible_pinned_state():
 @given(st.integers(2, 3), times, times, st.sampled_from([0.0, 0.5, 1.0, 2.5, 9.0]), latencies,
        st.integers(1, 4))
 def test_full_chain_matches_reference(P, W, o, cs2, L, k):
-    """The cached-structure whole-machine chain equals the breadth-first reference."""
+    """The cached-structure (lumped) whole-machine chain equals the breadth-first reference."""
     if P == 3 and (k > 1 or cs2 < 0.5):
         k, cs2 = 1, max(cs2, 1.0)           # keep the reference's state space small
     a = _node.solve_full(P, W, o, cs2, L, latency_stages=k)
     b = _node._solve_full_ref(P, W, o, cs2, L, latency_stages=k)
-    assert a["size"] == b["size"]
+    # the processors' symmetry lumped: at most P! fewer states, at least 1/P! of them
+    assert b["size"] / math.factorial(P) <= a["size"] < b["size"]
     for key in ("R", "R_w", "R_p", "R_q", "R_y", "Q_q", "Q_y"):
         assert a[key] == pytest.approx(b[key], rel=1e-9, abs=1e-9 * b["R"])
     # the cycle is its parts: computing, pending, request and reply residences, 2L
     parts = a["R_w"] + a["R_p"] + a["R_q"] + a["R_y"] + 2 * L
     assert parts == pytest.approx(a["R"], rel=1e-8)
+
+
+def _orbit(s, P):
+    return {_node._relabel(s, lab) for lab in itertools.permutations(range(P))}
+
+
+def _reachable(P, ph, m):
+    """Every state of the unlumped whole-machine chain (breadth-first, with _full_moves)."""
+    A_ = [3 + ph * ph + ph + j for j in range(ph)]
+    Tf = [[3 + j * ph + jj if j == jj else -1 for jj in range(ph)] for j in range(ph)]
+    E_ = [3 + ph * ph + j for j in range(ph)]
+    start = (tuple(("C",) for _ in range(P)), tuple(() for _ in range(P)), (-1,) * P)
+    seen, todo = {start}, [start]
+    while todo:
+        for _, ns in _node._full_moves(todo.pop(), P, ph, m, A_, Tf, E_):
+            if ns not in seen:
+                seen.add(ns)
+                todo.append(ns)
+    return seen
+
+
+@pytest.mark.parametrize("P, ph, m", [(2, 1, 2), (2, 2, 1), (3, 1, 1), (3, 2, 0), (4, 1, 0)])
+def test_lumped_structure_is_the_orbits(P, ph, m):
+    """The lumped chain has one state per orbit of the unlumped chain under renaming
+    the processors (the number of distinct canonical forms), fewer than the unlumped."""
+    alpha, T = _node.handler_ph(1.0, 4.0 if ph == 2 else 1.0)
+    key = (P, ph, m, tuple(bool(x) for x in alpha > 0), tuple(bool(x) for x in T.ravel() > 0),
+           tuple(bool(x) for x in -T.sum(axis=1) > 0))
+    states = _reachable(P, ph, m)
+    assert len(states) == _node._full_structure(*key, lumped=False)[3].shape[0]
+    n_lumped = _node._full_structure(*key, lumped=True)[3].shape[0]
+    assert n_lumped == len({_node._canonical(s) for s in states}) < len(states)
+
+
+@pytest.mark.parametrize("P, W, o, cs2, L", [(3, 30.0, 100.0, 4.0, 50.0), (3, 2.0, 700.0, 9.0, 0.0),
+                                             (4, 30.0, 100.0, 1.0, 0.0), (2, 5.0, 80.0, 0.5, 20.0)])
+def test_lumped_chain_equals_unlumped(P, W, o, cs2, L):
+    """Lumping the processors' symmetry changes no measure (strong lumpability)."""
+    k = 2 if P == 2 else 1
+    a = _node._solve_full_chain(P, W, o, cs2, L, k, lumped=True)
+    b = _node._solve_full_chain(P, W, o, cs2, L, k, lumped=False)
+    assert a["size"] < b["size"]
+    for key in ("R", "R_w", "R_p", "R_q", "R_y", "Q_q", "Q_y"):
+        assert a[key] == pytest.approx(b[key], rel=1e-10, abs=1e-10 * b["R"])
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10_000))
+def test_canonical_is_orbit_invariant(seed):
+    """Every renaming of a reachable state has the same canonical form (the orbit's least
+    candidate), and the canonical form is in the orbit."""
+    alpha, T = _node.handler_ph(1.0, 4.0)
+    key = (4, 2, 1, (True, True), (True, False, False, True), (True, True))
+    rng = np.random.default_rng(seed)
+    # walk the unlumped chain at random from the idle machine
+    A_, Tf, E_ = [7, 8], [[3, -1], [-1, 6]], [5, 6]
+    s = (tuple(("C",) for _ in range(4)), tuple(() for _ in range(4)), (-1,) * 4)
+    for _ in range(int(rng.integers(1, 40))):
+        moves = _node._full_moves(s, 4, 2, 1, A_, Tf, E_)
+        s = moves[int(rng.integers(len(moves)))][1]
+    c = _node._canonical(s)
+    orbit = _orbit(s, 4)
+    assert c in orbit
+    assert {_node._canonical(x) for x in orbit} == {c}
 
 
 @settings(max_examples=30, deadline=None)
@@ -228,3 +296,44 @@ def test_anderson_step_solves_a_contraction(seed):
     n_d, _ = run(False)
     assert np.allclose(x_a, xs, rtol=1e-8)
     assert n_a <= n_d
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from([4, 5]), times, times, st.sampled_from([1.0, 3.0, 9.0]), latencies)
+def test_unordered_chain_power_matches_direct(P, W, o, cs2, L):
+    """The unordered-channel (fifo=False) lumped chain: the power iteration of the jump chain
+    gives the direct sparse solve's measures; Little's law and the cycle's parts hold."""
+    if P == 5 and cs2 > 1:
+        P = 4                                # keep the direct solve cheap
+    alpha, T = _node.handler_ph(o, cs2)
+    ext = -T.sum(axis=1)
+    m = 1 if L > 0 else 0
+    key = (P, len(alpha), m, tuple(bool(x) for x in alpha > 0),
+           tuple(bool(x) for x in T.ravel() > 0), tuple(bool(x) for x in ext > 0))
+    rows, cols, fac, kinds, nreq, heads = _node._full_structure(*key, lumped=True, fifo=m == 0)
+    theta = np.concatenate([[1.0, 1.0 / max(W, 1e-9 * o) / (P - 1), m / L if L > 0 else 0.0],
+                            T.ravel(), ext, alpha, [1.0 / (P - 1)]])
+    rates = theta[fac].prod(axis=1)
+    n = kinds.shape[0]
+    direct = _node._stationary(rows, cols, rates, n)
+    power, its, res = _node._stationary_power(rows, cols, rates, n)
+    assert power is not None and res < _node.POWER_TOL
+    np.testing.assert_allclose(power, direct, rtol=1e-6, atol=1e-11)
+    r = _node.solve_full(P, W, o, cs2, L, latency_stages=1, fifo=False)
+    parts = r["R_w"] + r["R_p"] + r["R_q"] + r["R_y"] + 2 * L
+    assert parts == pytest.approx(r["R"], rel=1e-8)
+    assert r["R"] >= W + 2 * L + 2 * o - 1e-9 * r["R"]
+    # Little's law at a processor: requests present = request rate x residence
+    assert r["Q_q"] == pytest.approx(r["R_q"] / r["R"], rel=1e-8)
+
+
+def test_power_iteration_gives_up():
+    """Too few iterations: the power iteration reports failure instead of a vector."""
+    n = 50
+    rows = np.concatenate([np.arange(n - 1), np.arange(1, n)])
+    cols = np.concatenate([np.arange(1, n), np.arange(n - 1)])
+    rates = np.ones(rows.size)
+    pi, its, res = _node._stationary_power(rows, cols, rates, n, max_iter=20)
+    assert pi is None and its == 20 and res > _node.POWER_TOL
+    pi, its, res = _node._stationary_power(rows, cols, rates, n)
+    np.testing.assert_allclose(pi, _node._stationary(rows, cols, rates, n), rtol=1e-8)
