@@ -437,23 +437,25 @@ def _factor(A: _Csc, pivot: bool = False) -> Any:
 
 
 def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: int,
-           cycles: int) -> tuple[np.ndarray, bool]:
+           cycles: int) -> tuple[np.ndarray, bool, int]:
     r"""Restarted GMRES, right-preconditioned by ``M`` (a function: :math:`M^{-1} v`).
 
     Stops when :math:`\|b - A x\|_2 \le` ``tol`` :math:`\|b\|_2` (the true
     residual at each restart, the Givens estimate within a cycle), or after
-    ``cycles`` cycles of at most ``restart`` steps; returns ``(x, converged)``.
+    ``cycles`` cycles of at most ``restart`` steps; returns ``(x, converged,
+    steps)`` (``steps``: preconditioner applications).
     Modified Gram-Schmidt Arnoldi with Givens rotations (Saad and Schultz 1986).
     """
-    bnorm = float(np.linalg.norm(b))
-    if bnorm == 0.0:
-        return np.zeros_like(b), True
+    atol = tol * float(np.linalg.norm(b))
+    if atol == 0.0:
+        return np.zeros_like(b), True, 0
     n = b.size
+    steps = 0
     for _ in range(cycles):
         r = b - A @ x
         beta = float(np.linalg.norm(r))
-        if beta <= tol * bnorm:
-            return x, True
+        if beta <= atol:
+            return x, True, steps
         V = np.empty((restart + 1, n))
         Z = np.empty((restart, n))
         H = np.zeros((restart + 1, restart))
@@ -464,6 +466,7 @@ def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: i
         k = 0
         for j in range(restart):
             Z[j] = M(V[j])
+            steps += 1
             w = A @ Z[j]
             for i in range(j + 1):
                 H[i, j] = float(V[i] @ w)
@@ -479,14 +482,20 @@ def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: i
             g[j + 1] = -sn[j] * g[j]
             g[j] *= cs[j]
             k = j + 1
-            if h == 0.0 or abs(g[j + 1]) <= tol * bnorm:
+            if h == 0.0 or abs(g[j + 1]) <= atol:
                 break
             V[j + 1] = w / h
         if H[k - 1, k - 1] == 0.0:
             break
         y = np.linalg.solve(np.triu(H[:k, :k]), g[:k])
         x = x + y @ Z[:k]
-    return x, float(np.linalg.norm(b - A @ x)) <= tol * bnorm
+    return x, float(np.linalg.norm(b - A @ x)) <= atol, steps
+
+
+#: GMRES steps of a solve beyond which the next solve refactorises at its rates instead
+#: (the factorisation has drifted too far from the rates; a factorisation of the chains
+#: of 2-8 threads costs about as much as 40-80 of its triangular solves)
+GMRES_REFACTOR_STEPS = 20
 
 
 def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
@@ -494,7 +503,8 @@ def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
     """Stationary vector of the chain at transition rates ``rate``.
 
     The first call factorises the system (:func:`_factor`) with the reference
-    state (the one whose probability is fixed) at "all threads computing", and
+    state (the one whose probability is fixed) at ``cache["ref0"]`` (the previous
+    chain's reference state when the chain is rebuilt) or "all threads computing", and
     again at the most probable state if that one is more than 1000 times
     likelier; later calls of the same fixed point, whose rates differ only by
     the arrival factor and the remote delay, solve by GMRES (:func:`_gmres`)
@@ -506,13 +516,16 @@ def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
     if n == 1:
         return np.ones(1)
     if "pat" not in cache:
-        cache["pat"] = _pattern(ch, n, ch.init)
+        cache["pat"] = _pattern(ch, n, cache.get("ref0", ch.init))
     A, b = _system(ch, rate, n, cache["pat"])
     x = None
-    if "lu" in cache:
-        x, _ = _gmres(A, cache["lu"].solve, b, cache["x"], tol, restart=20, cycles=2)
+    if "lu" in cache and cache.get("steps", 0) <= GMRES_REFACTOR_STEPS:
+        x, _, cache["steps"] = _gmres(A, cache["lu"].solve, b, cache["x"], tol, restart=20,
+                                      cycles=2)
         if not _backward_ok(A, x, b, max(tol, 1e-13)):
             x = None
+    else:
+        cache["steps"] = 0
     if x is None:
         lu = _factor(A)
         x = lu.solve(b)
@@ -679,6 +692,7 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     it_all, built, restaged = 0, 0, False
     # the reply queue is first truncated at Y_CAP_FIRST, and at ycap if that loses mass
     cap = min(ycap, Y_CAP_FIRST)
+    anchor: np.ndarray | None = None
     while True:
         ch = _build(n_c, M, fixed, ph, cap, C, merged, stages)
         built += 1
@@ -689,6 +703,12 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
         it, conv, res = 0, False, np.inf
         pi: np.ndarray | None = None
         cache: dict[str, Any] = {}
+        if anchor is not None:
+            # the previous chain's reference state, if this chain has it: one factorisation
+            # at the right reference instead of two (see _stationary)
+            hit = np.flatnonzero(np.all(ch.S == anchor[:, None], axis=0))
+            if hit.size:
+                cache["ref0"] = int(hit[0])
         R_y = s_y
         acc = _Anderson(ANDERSON_MEMORY, DAMPING)
         z = np.log([lam, D])
@@ -712,6 +732,9 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
                 break
             z = acc.step(z, np.log([lam_new, D_new]))
         it_all += it
+        # the state compositions keep their meaning while the stage count does
+        anchor = ch.S[:, cache["pat"]["ref"]].copy() if "pat" in cache else None
+        anchor_stages = stages
         # the truncation: the probability of a full reply queue bounds what it loses
         if cap < ycap and (not conv or float(pi @ (y_ >= cap)) > Y_TAIL):
             cap = ycap
@@ -725,6 +748,8 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
         if k2 == stages or restaged:
             break
         stages, restaged = k2, True
+        if anchor_stages != stages:
+            anchor = None
     it = it_all
     assert pi is not None
     X = float(pi @ running) / C
