@@ -119,9 +119,15 @@ def simulate_design(points: int, seed: int, out: str) -> None:
 
 def solve_references(path: str, methods: tuple[str, ...], node_threads: int,
                      out: str | None, span: tuple[int, int] | None = None,
-                     every: int = 1) -> list[dict]:
-    """Rows of :func:`run`'s format from stored simulations (no simulation here)."""
-    from models.policy import PolicyParams, solve
+                     every: int = 1, min_threads: int = 0, min_nodes: int = 2) -> list[dict]:
+    """Rows of :func:`run`'s format from stored simulations (no simulation here).
+
+    Only the (point, policy) pairs with at least ``min_threads`` compute threads per
+    node on at least ``min_nodes`` nodes.  ``node`` runs at most
+    :data:`models.policy.AUTO_NODE_MAX_ITER` fixed-point iterations (as ``auto`` gives
+    it) and records whether it converged (``node_conv``).
+    """
+    from models.policy import AUTO_NODE_MAX_ITER, PolicyParams, solve
 
     with open(path) as fh:
         refs = json.load(fh)["rows"]
@@ -134,6 +140,8 @@ def solve_references(path: str, methods: tuple[str, ...], node_threads: int,
         prm = PolicyParams(**kw)
         pol = ref["variant"]
         n_c = {"fixed": kw["p"] - 1, "floating": kw["p"], "single": 1}[pol]
+        if n_c < min_threads or kw["nodes"] < min_nodes:
+            continue
         row: dict[str, Any] = {"i": ref["i"], "policy": pol, **kw, "C": float(prm.compute_time)}
         row.update({f"sim_{k}": ref[k] for k in ("R", "T", "T_hw", "P_int", "U_pp")})
         for m in methods:
@@ -142,8 +150,10 @@ def solve_references(path: str, methods: tuple[str, ...], node_threads: int,
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                r = solve(prm, pol, method=m)
+                opts = dict(max_iter=AUTO_NODE_MAX_ITER, on_fail="ignore") if m == "node" else {}
+                r = solve(prm, pol, method=m, **opts)
             row.update(_measures(m, r, time.perf_counter() - t0))
+            row[f"{m}_conv"] = bool(np.all(r.converged))
             row[f"{m}_method"] = r.method
         rows.append(row)
         if out and len(rows) % 20 == 0:
@@ -235,6 +245,10 @@ def main() -> None:
                     help="solve the methods at the stored simulations of this JSON file")
     ap.add_argument("--methods", nargs="+", default=list(METHODS))
     ap.add_argument("--node-threads", type=int, default=8)
+    ap.add_argument("--min-threads", type=int, default=0,
+                    help="with --references: only pairs with this many compute threads or more")
+    ap.add_argument("--min-nodes", type=int, default=2,
+                    help="with --references: only points with this many nodes or more")
     ap.add_argument("--every", type=int, default=1,
                     help="with --references: only the design points i with i %% every == 0")
     a = ap.parse_args()
@@ -244,7 +258,7 @@ def main() -> None:
     span = tuple(int(x) for x in a.range.split(":")) if a.range else None
     if a.references:
         rows = solve_references(a.references, tuple(a.methods), a.node_threads, a.out, span,
-                                a.every)
+                                a.every, a.min_threads, a.min_nodes)
     elif a.load:
         rows = []
         for path in a.load:

@@ -8,7 +8,10 @@ closed-network MVA (``method="mva"``, the strongest baseline: exact MVA on
 small lattices, else Bard-Schweitzer), the vectorised fixed point and the
 default ``auto`` (the node chain at up to :data:`models.policy.AUTO_NODE_THREADS`
 compute threads on >= 3 nodes and at one thread on two, MVA elsewhere).
-Prints mean / median / max milliseconds per solve by compute threads per node,
+Prints the CPU of a first and a second solve in fresh interpreters (the
+compiled SciPy kernels of :mod:`mva._scipy_kernels` against SciPy's public
+functions, :func:`first_solves`), mean / median / max milliseconds per solve by
+compute threads per node,
 the median / p95 / max of every method over the whole design, the cold first
 call (a fresh interpreter: imports included) and the time of a 10^4-point grid
 by the default method (the vectorised fixed point, with a warning, above
@@ -38,6 +41,61 @@ import numpy as np
 
 FIELDS = ("p", "nodes", "U", "o_req", "o_reply", "o_resp", "L", "O_int", "o_direct",
           "o_indirect", "t_transfer", "handler_cs2")
+
+
+#: the points of the first-solve table: (label, solve call)
+FIRST_SOLVES = (
+    ("node Fixed p=3, 4 nodes", "preset('stache', p=3, nodes=4), 'fixed', method='node'"),
+    ("node Single, 2 nodes (pair)", "preset('stache', p=2, nodes=2), 'single', method='node'"),
+    ("auto Floating p=4, 8 nodes", "preset('stache', p=4, nodes=8), 'floating'"),
+    ("auto Fixed p=8, 16 nodes", "preset('null-handler', p=8, nodes=16, U=0.5), 'fixed'"),
+)
+
+_FIRST = """
+import sys, time, warnings
+warnings.simplefilter("ignore")
+t0 = time.process_time()
+if {public}:
+    import mva._scipy_kernels as k
+    k._extension = lambda *a: None          # SciPy's public functions (the baseline)
+from models.policy import PolicyParams, preset, solve
+t1 = time.process_time()
+solve({call})
+t2 = time.process_time()
+solve({call})
+t3 = time.process_time()
+print((t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3,
+      sum(m.startswith("scipy.sparse") for m in sys.modules))
+"""
+
+
+def first_solves(repeats: int = 3) -> None:
+    """CPU of the first and second solve in fresh interpreters: kernels against public SciPy.
+
+    Each case runs ``repeats`` times in a new interpreter with bytecode caching on
+    (``PYTHONDONTWRITEBYTECODE`` removed from the environment, as a user's shell has
+    it); the medians are printed.  ``public``: the same code with
+    :mod:`mva._scipy_kernels` forced onto SciPy's public functions (which import
+    ``scipy.sparse``, ``scipy.sparse.linalg``), the baseline a user of SciPy gets.
+    """
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    print(f"\nfirst solve in a fresh interpreter, CPU ms (median of {repeats} runs): "
+          "import of models.policy / first solve / second solve / first - second; "
+          "scipy.sparse modules loaded")
+    for label, call in FIRST_SOLVES:
+        for public in (False, True):
+            runs = []
+            for _ in range(repeats):
+                out = subprocess.run([sys.executable, "-c", _FIRST.format(public=public,
+                                                                          call=call)],
+                                     capture_output=True, text=True, check=True, env=env)
+                runs.append([float(x) for x in out.stdout.split()])
+            imp, first, second, mods = np.median(np.array(runs), axis=0)
+            tag = "public SciPy" if public else "kernels"
+            print(f"  {label:30s} {tag:12s} {imp:6.0f} {first:7.0f} {second:7.0f} "
+                  f"{first - second:7.0f}   {int(mods)}")
 
 
 def against(rev: str, d: Any, points: int) -> None:
@@ -100,6 +158,7 @@ def main() -> None:
     from models.policy import PolicyParams, preset, solve
     from mva.params import design
 
+    first_solves()
     cold = subprocess.run(
         [sys.executable, "-c", "import time; t=time.perf_counter(); "
          "from models.policy import preset, solve; "

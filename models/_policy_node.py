@@ -151,9 +151,6 @@ def _build(n_c: int, M: int, fixed: bool, ph: dict[tuple[int, int], Any], ycap: 
     ``stages`` Erlang stages of the remote trip: the away threads are counted per stage
     (a composition, indexed by the last state component).
     """
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import breadth_first_order
-
     comp = _compositions(n_c, stages)                     # (n_comp, stages)
     ncomp = comp.shape[0]
     tot = comp.sum(axis=1)
@@ -311,10 +308,8 @@ def _build(n_c: int, M: int, fixed: bool, ph: dict[tuple[int, int], Any], ycap: 
     src, dst = cat["src"].astype(np.int64), cat["dst"].astype(np.int64)
     # keep the states reachable from "all threads computing, server idle"
     init = int(lut[np.ravel_multi_index((n_c, 0, 0, 0, 0, 0, 0, 0, 0), dims)])
-    A = csr_array((np.ones(src.size), (src, dst)), shape=(n0, n0))
-    reach = np.sort(breadth_first_order(A, init, directed=True, return_predecessors=False))
-    keep = np.zeros(n0, bool)
-    keep[reach] = True
+    keep = _reachable(src, dst, n0, init)
+    reach = np.flatnonzero(keep)
     badsrc = np.concatenate(bad) if bad else np.zeros(0, np.int64)
     if np.any(keep[badsrc]):
         raise RuntimeError("policy node chain: a reachable state leads outside the state space")
@@ -325,6 +320,33 @@ def _build(n_c: int, M: int, fixed: bool, ph: dict[tuple[int, int], Any], ycap: 
                   base=cat["base"][e], mode=cat["mode"][e].astype(np.int8), arr_unit=arr_unit[reach],
                   int_unit=int_unit[reach], blk_unit=blk_unit[reach], merged=merged,
                   init=int(newi[init]))
+
+
+def _reachable(src: np.ndarray, dst: np.ndarray, n: int, start: int) -> np.ndarray:
+    """Which of ``n`` states the edges ``src -> dst`` reach from ``start`` (boolean mask).
+
+    Breadth-first search by whole frontiers over the edges sorted by source (the set
+    ``scipy.sparse.csgraph.breadth_first_order`` visits, without importing it).
+    """
+    order = np.argsort(src, kind="stable")
+    tgt = dst[order]
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
+    seen = np.zeros(n, bool)
+    seen[start] = True
+    stamp = np.zeros(n, dtype=np.int64)
+    front = np.array([start])
+    while front.size:
+        lo, hi = ptr[front], ptr[front + 1]
+        cnt = hi - lo
+        idx = np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(int(cnt.sum()))
+        nxt = tgt[idx]
+        nxt = nxt[~seen[nxt]]
+        # each new state once (its last occurrence), without sorting
+        stamp[nxt] = np.arange(nxt.size)
+        front = nxt[stamp[nxt] == np.arange(nxt.size)]
+        seen[front] = True
+    return seen
 
 
 def _pattern(ch: _Chain, n: int, ref: int) -> dict[str, Any]:
@@ -349,7 +371,30 @@ def _pattern(ch: _Chain, n: int, ref: int) -> dict[str, Any]:
                 e0=e0, bidx=new[ch.dst[e0]])
 
 
-def _system(ch: _Chain, rate: np.ndarray, n: int, pat: Mapping[str, Any]) -> tuple[Any, np.ndarray]:
+@dataclass(frozen=True)
+class _Csc:
+    """A square sparse matrix in canonical compressed-column form (SciPy's CSC arrays).
+
+    The balance systems are kept as these arrays and handed to SciPy's compiled
+    SuperLU and matrix-vector product (:mod:`mva._scipy_kernels`), which gives
+    what ``scipy.sparse.csc_array`` and ``splu`` give without importing them.
+    """
+
+    data: np.ndarray
+    indices: np.ndarray      # int32 row of each entry, increasing within a column
+    indptr: np.ndarray       # int32 start of each column in ``data``
+    m: int
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        from mva._scipy_kernels import csc_matvec
+
+        return csc_matvec(self.data, self.indices, self.indptr, self.m, x)
+
+    def __abs__(self) -> _Csc:
+        return _Csc(np.abs(self.data), self.indices, self.indptr, self.m)
+
+
+def _system(ch: _Chain, rate: np.ndarray, n: int, pat: Mapping[str, Any]) -> tuple[_Csc, np.ndarray]:
     """Balance equations of every state but ``ref``, with ``pi_ref = 1``: (matrix, rhs).
 
     Fixing one component instead of replacing an equation by the normalisation keeps
@@ -357,17 +402,15 @@ def _system(ch: _Chain, rate: np.ndarray, n: int, pat: Mapping[str, Any]) -> tup
     the transpose of the generator without the reference state's row and column:
     each column sums to the rate into ``ref`` (column diagonally dominant).
     """
-    import scipy.sparse as sps
-
     out = np.bincount(ch.src, weights=rate, minlength=n)
     vals = np.concatenate([rate[pat["keep"]], -out[pat["ar"]]])
     data = np.bincount(pat["inv"], weights=vals, minlength=pat["nnz"])
-    A = sps.csc_array((data, pat["indices"], pat["indptr"]), shape=(n - 1, n - 1))
+    A = _Csc(data, pat["indices"], pat["indptr"], n - 1)
     b = -np.bincount(pat["bidx"], weights=rate[pat["e0"]], minlength=n - 1)
     return A, b
 
 
-def _backward_ok(A: Any, x: np.ndarray, b: np.ndarray, tol: float) -> bool:
+def _backward_ok(A: _Csc, x: np.ndarray, b: np.ndarray, tol: float) -> bool:
     """Whether ``x`` solves ``A x = b`` to the normwise backward error ``tol``."""
     if not np.all(np.isfinite(x)):
         return False
@@ -375,18 +418,84 @@ def _backward_ok(A: Any, x: np.ndarray, b: np.ndarray, tol: float) -> bool:
     return scale > 0 and float(np.max(np.abs(A @ x - b))) <= tol * scale
 
 
-def _factor(A: Any) -> Any:
+def _factor(A: _Csc, pivot: bool = False) -> Any:
     """Sparse LU of a balance system: symmetric-pattern ordering without pivoting.
 
     The matrix is column diagonally dominant (:func:`_system`), for which Gaussian
     elimination needs no pivoting (it would not pivot anyway); the minimum-degree
     ordering of :math:`A + A^T` then fills in about half as much as the default
     column ordering with partial pivoting and factors 2 to 3 times faster.
+    ``pivot``: SciPy's default (COLAMD, partial pivoting) instead.  The factor is
+    ``scipy.sparse.linalg.splu``'s, through :func:`mva._scipy_kernels.splu_csc`.
     """
-    from scipy.sparse.linalg import splu
+    from mva._scipy_kernels import splu_csc
 
-    return splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                options=dict(SymmetricMode=True))
+    if pivot:
+        return splu_csc(A.data, A.indices, A.indptr, A.m)
+    return splu_csc(A.data, A.indices, A.indptr, A.m, permc_spec="MMD_AT_PLUS_A",
+                    diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+
+
+def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: int,
+           cycles: int) -> tuple[np.ndarray, bool, int]:
+    r"""Restarted GMRES, right-preconditioned by ``M`` (a function: :math:`M^{-1} v`).
+
+    Stops when :math:`\|b - A x\|_2 \le` ``tol`` :math:`\|b\|_2` (the true
+    residual at each restart, the Givens estimate within a cycle), or after
+    ``cycles`` cycles of at most ``restart`` steps; returns ``(x, converged,
+    steps)`` (``steps``: preconditioner applications).
+    Modified Gram-Schmidt Arnoldi with Givens rotations (Saad and Schultz 1986).
+    """
+    atol = tol * float(np.linalg.norm(b))
+    if atol == 0.0:
+        return np.zeros_like(b), True, 0
+    n = b.size
+    steps = 0
+    for _ in range(cycles):
+        r = b - A @ x
+        beta = float(np.linalg.norm(r))
+        if beta <= atol:
+            return x, True, steps
+        V = np.empty((restart + 1, n))
+        Z = np.empty((restart, n))
+        H = np.zeros((restart + 1, restart))
+        cs, sn = np.zeros(restart), np.zeros(restart)
+        g = np.zeros(restart + 1)
+        g[0] = beta
+        V[0] = r / beta
+        k = 0
+        for j in range(restart):
+            Z[j] = M(V[j])
+            steps += 1
+            w = A @ Z[j]
+            for i in range(j + 1):
+                H[i, j] = float(V[i] @ w)
+                w -= H[i, j] * V[i]
+            h = float(np.linalg.norm(w))
+            for i in range(j):                 # the earlier rotations on the new column
+                t = cs[i] * H[i, j] + sn[i] * H[i + 1, j]
+                H[i + 1, j] = -sn[i] * H[i, j] + cs[i] * H[i + 1, j]
+                H[i, j] = t
+            d = float(np.hypot(H[j, j], h))
+            cs[j], sn[j] = (H[j, j] / d, h / d) if d > 0 else (1.0, 0.0)
+            H[j, j] = d
+            g[j + 1] = -sn[j] * g[j]
+            g[j] *= cs[j]
+            k = j + 1
+            if h == 0.0 or abs(g[j + 1]) <= atol:
+                break
+            V[j + 1] = w / h
+        if H[k - 1, k - 1] == 0.0:
+            break
+        y = np.linalg.solve(np.triu(H[:k, :k]), g[:k])
+        x = x + y @ Z[:k]
+    return x, float(np.linalg.norm(b - A @ x)) <= atol, steps
+
+
+#: GMRES steps of a solve beyond which the next solve refactorises at its rates instead
+#: (the factorisation has drifted too far from the rates; a factorisation of the chains
+#: of 2-8 threads costs about as much as 40-80 of its triangular solves)
+GMRES_REFACTOR_STEPS = 20
 
 
 def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
@@ -394,29 +503,29 @@ def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
     """Stationary vector of the chain at transition rates ``rate``.
 
     The first call factorises the system (:func:`_factor`) with the reference
-    state (the one whose probability is fixed) at "all threads computing", and
+    state (the one whose probability is fixed) at ``cache["ref0"]`` (the previous
+    chain's reference state when the chain is rebuilt) or "all threads computing", and
     again at the most probable state if that one is more than 1000 times
     likelier; later calls of the same fixed point, whose rates differ only by
-    the arrival factor and the remote delay, solve by GMRES preconditioned with
-    that factorisation and started from the previous solution, to the backward
-    error ``tol`` (the fixed point asks for less while it is far from
-    converged), and refactorise at the current rates when 40 GMRES steps do not
-    reach it.
+    the arrival factor and the remote delay, solve by GMRES (:func:`_gmres`)
+    preconditioned with that factorisation and started from the previous
+    solution, to the backward error ``tol`` (the fixed point asks for less
+    while it is far from converged), and refactorise at the current rates
+    when 40 GMRES steps do not reach it.
     """
-    from scipy.sparse.linalg import LinearOperator, gmres
-
     if n == 1:
         return np.ones(1)
     if "pat" not in cache:
-        cache["pat"] = _pattern(ch, n, ch.init)
+        cache["pat"] = _pattern(ch, n, cache.get("ref0", ch.init))
     A, b = _system(ch, rate, n, cache["pat"])
     x = None
-    if "lu" in cache:
-        lu = cache["lu"]
-        P = LinearOperator(A.shape, lu.solve, dtype=float)
-        x, _ = gmres(A, b, x0=cache["x"], M=P, rtol=tol, atol=0.0, restart=20, maxiter=2)
+    if "lu" in cache and cache.get("steps", 0) <= GMRES_REFACTOR_STEPS:
+        x, _, cache["steps"] = _gmres(A, cache["lu"].solve, b, cache["x"], tol, restart=20,
+                                      cycles=2)
         if not _backward_ok(A, x, b, max(tol, 1e-13)):
             x = None
+    else:
+        cache["steps"] = 0
     if x is None:
         lu = _factor(A)
         x = lu.solve(b)
@@ -428,8 +537,7 @@ def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
             lu = _factor(A)
             x = lu.solve(b)
         if not _backward_ok(A, x, b, 1e-10):   # no pivoting went wrong: pivot after all
-            from scipy.sparse.linalg import splu
-            lu = splu(A)
+            lu = _factor(A, pivot=True)
             x = lu.solve(b)
         cache["lu"] = lu
     cache["x"] = x
@@ -584,6 +692,7 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     it_all, built, restaged = 0, 0, False
     # the reply queue is first truncated at Y_CAP_FIRST, and at ycap if that loses mass
     cap = min(ycap, Y_CAP_FIRST)
+    anchor: np.ndarray | None = None
     while True:
         ch = _build(n_c, M, fixed, ph, cap, C, merged, stages)
         built += 1
@@ -594,6 +703,12 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
         it, conv, res = 0, False, np.inf
         pi: np.ndarray | None = None
         cache: dict[str, Any] = {}
+        if anchor is not None:
+            # the previous chain's reference state, if this chain has it: one factorisation
+            # at the right reference instead of two (see _stationary)
+            hit = np.flatnonzero(np.all(ch.S == anchor[:, None], axis=0))
+            if hit.size:
+                cache["ref0"] = int(hit[0])
         R_y = s_y
         acc = _Anderson(ANDERSON_MEMORY, DAMPING)
         z = np.log([lam, D])
@@ -617,6 +732,9 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
                 break
             z = acc.step(z, np.log([lam_new, D_new]))
         it_all += it
+        # the state compositions keep their meaning while the stage count does
+        anchor = ch.S[:, cache["pat"]["ref"]].copy() if "pat" in cache else None
+        anchor_stages = stages
         # the truncation: the probability of a full reply queue bounds what it loses
         if cap < ycap and (not conv or float(pi @ (y_ >= cap)) > Y_TAIL):
             cap = ycap
@@ -630,6 +748,8 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
         if k2 == stages or restaged:
             break
         stages, restaged = k2, True
+        if anchor_stages != stages:
+            anchor = None
     it = it_all
     assert pi is not None
     X = float(pi @ running) / C
@@ -750,8 +870,7 @@ def _pair_solve(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, 
     end starts the return leg.  This keeps the correlation between the two nodes that
     the decomposition's independent arrival stream loses.
     """
-    import scipy.sparse as sps
-    from scipy.sparse.linalg import spsolve
+    from mva._scipy_kernels import spsolve_coo
 
     fixed = policy == "fixed"
     internal, arr_y, arr_r = _pair_local(n_c, fixed, ph, C)
@@ -845,13 +964,14 @@ def _pair_solve(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, 
     n = len(states)
     src_a, dst_a, rt_a = np.array(src), np.array(dst), np.array(rates)
     out = np.bincount(src_a, weights=rt_a, minlength=n)
-    Q = sps.csc_array((np.concatenate([rt_a, -out]),
-                       (np.concatenate([dst_a, np.arange(n)]),
-                        np.concatenate([src_a, np.arange(n)]))), shape=(n, n))
-    # pi Q = 0 with pi_0 = 1: drop the first equation and unknown
-    A = Q[1:, 1:]
-    b = -Q[1:, [0]].toarray().ravel()
-    x = spsolve(A.tocsc(), b)
+    # pi Q = 0 with pi_0 = 1: drop the first equation and unknown (Q's transpose is the
+    # system: rates dst <- src, the diagonal -out), SuperLU through the compiled kernel
+    e = dst_a != 0
+    off = e & (src_a != 0)
+    b = -np.bincount(dst_a[e & (src_a == 0)] - 1, weights=rt_a[e & (src_a == 0)], minlength=n - 1)
+    x = spsolve_coo(np.concatenate([rt_a[off], -out[1:]]),
+                    np.concatenate([dst_a[off], np.arange(1, n)]) - 1,
+                    np.concatenate([src_a[off], np.arange(1, n)]) - 1, b, n - 1)
     pi = np.maximum(np.concatenate([[1.0], x]), 0.0)
     pi /= pi.sum()
     LA = np.array([s[0] for s in states])            # (n, 8): node A's local state

@@ -612,8 +612,9 @@ METHODS = ("auto", "mva", "exact", "linearizer", "schweitzer", "fixed-point", "n
 AUTO_GRID_LIMIT = 1000
 
 #: most compute threads per node for which ``"auto"`` takes the node chain on >= 3 nodes
-#: (beyond, the chain's state count reaches 5,000-12,500 and a point costs 1-100 s; on a
-#: fresh random design its mean error there is below MVA's but not its tail)
+#: (beyond, the chain's state count reaches 5,000-12,500 and a point costs a median 1.3 s
+#: and up to minutes; on 104 held-out points with 9-16 threads its mean error is 3-5 times
+#: below MVA's, at 7 times MVA's median cost: see the docs, "The chain at 9-16 threads")
 AUTO_NODE_THREADS = 8
 
 #: most estimated CPU seconds (:func:`_node_seconds`) ``"auto"`` spends on the node chain

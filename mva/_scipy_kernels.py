@@ -19,6 +19,11 @@ instead; the answer is the same, only slower to import.
 
 * :func:`spsolve_coo` -- ``scipy.sparse.linalg.spsolve(csc_matrix((data, (rows,
   cols)), shape=(n, n)), b)`` through SuperLU's ``gssv``;
+* :func:`splu_csc` -- ``scipy.sparse.linalg.splu(csc_array((data, indices,
+  indptr), shape=(n, n)), ...)`` (the same ``SuperLU`` factor object) through
+  SuperLU's ``gstrf``;
+* :func:`csc_matvec` -- ``csc_array((data, indices, indptr), shape=(n, n)) @ x``
+  through ``_sparsetools.csc_matvec``;
 * :func:`brentq` -- ``scipy.optimize.brentq`` (same signature) through the
   ``_zeros`` extension;
 * :func:`digamma` -- the ``scipy.special.digamma`` ufunc itself.
@@ -47,7 +52,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["spsolve_coo", "brentq", "digamma", "RootResults"]
+__all__ = ["spsolve_coo", "splu_csc", "csc_matvec", "brentq", "digamma", "RootResults"]
 
 #: ``scipy.optimize`` defaults (``_zeros_py._xtol``, ``_rtol``, ``_iter``)
 _XTOL = 2e-12
@@ -126,6 +131,102 @@ def spsolve_coo(data: np.ndarray, rows: np.ndarray, cols: np.ndarray, b: np.ndar
 
     A = sps.csc_matrix((data, (rows, cols)), shape=(n, n))
     return np.asarray(spla.spsolve(A, b), dtype=float)
+
+
+def _canonical_csc(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n: int) -> bool:
+    """Whether ``(data, indices, indptr)`` is a canonical ``n x n`` CSC matrix of floats.
+
+    Canonical: rows strictly increasing within each column (sorted, no duplicates),
+    ``indptr`` non-decreasing from 0 to ``nnz``; ``csc_array`` and SciPy's solvers
+    then use the arrays as they are.
+    """
+    if (n <= 0 or data.dtype != np.float64 or data.ndim != 1 or indices.shape != data.shape
+            or indptr.shape != (n + 1,) or indptr[0] != 0 or indptr[-1] != data.size):
+        return False
+    if np.any(np.diff(indptr) < 0):
+        return False
+    if data.size == 0:
+        return True
+    if indices.min() < 0 or indices.max() >= n:
+        return False
+    col = np.repeat(np.arange(n), np.diff(indptr))
+    return not np.any((col[1:] == col[:-1]) & (indices[1:] <= indices[:-1]))
+
+
+def _csc_array(*args: Any, **kwargs: Any) -> Any:
+    """``scipy.sparse.csc_array``, imported when first called (the factor's ``L`` and ``U``)."""
+    from scipy.sparse import csc_array
+
+    return csc_array(*args, **kwargs)
+
+
+def splu_csc(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n: int, *,
+             permc_spec: str | None = None, diag_pivot_thresh: float | None = None,
+             options: dict[str, Any] | None = None) -> Any:
+    """``scipy.sparse.linalg.splu(csc_array((data, indices, indptr), shape=(n, n)), ...)``.
+
+    The same ``SuperLU`` object (``solve``, ``perm_r``, ``perm_c``, ``L``, ``U``;
+    the last two import ``scipy.sparse`` when first read) from SuperLU's ``gstrf``
+    called with SciPy's arguments, for a canonical matrix (:func:`_canonical_csc`,
+    float64); anything else, or another SciPy layout, goes to ``splu``.  A singular
+    matrix raises SciPy's ``RuntimeError``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lu = splu_csc(np.array([2.0, 1.0, 4.0]), np.array([0, 1, 1], dtype=np.intc),
+    ...               np.array([0, 2, 3], dtype=np.intc), 2)
+    >>> lu.solve(np.array([2.0, 9.0])).tolist()
+    [1.0, 2.0]
+    """
+    data = np.asarray(data)
+    indices = np.asarray(indices)
+    indptr = np.asarray(indptr)
+    ext = _extension("scipy.sparse.linalg._dsolve._superlu", "gstrf")
+    if ext is not None and _canonical_csc(data, indices, indptr, n):
+        opts = dict(DiagPivotThresh=diag_pivot_thresh, ColPerm=permc_spec, PanelSize=None,
+                    Relax=None)
+        if options is not None:
+            opts.update(options)
+        if opts["ColPerm"] == "NATURAL":
+            opts["SymmetricMode"] = True
+        try:
+            return ext.gstrf(n, data.size, data, indices.astype(np.intc, copy=False),
+                             indptr.astype(np.intc, copy=False), csc_construct_func=_csc_array,
+                             ilu=False, options=opts)
+        except TypeError:                      # another SciPy's calling convention
+            pass
+    from scipy.sparse import csc_array
+    from scipy.sparse.linalg import splu
+
+    return splu(csc_array((data, indices, indptr), shape=(n, n)), permc_spec=permc_spec,
+                diag_pivot_thresh=diag_pivot_thresh, options=options)
+
+
+def csc_matvec(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n: int,
+               x: np.ndarray) -> np.ndarray:
+    """``csc_array((data, indices, indptr), shape=(n, n)) @ x`` for float64 ``data`` and ``x``.
+
+    SciPy's own compiled product (``_sparsetools.csc_matvec``) on a canonical
+    matrix (:func:`_canonical_csc` is not re-checked here: the caller builds the
+    arrays; the public product is used when the extension is missing).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> csc_matvec(np.array([2.0, 1.0, 4.0]), np.array([0, 1, 1], dtype=np.intc),
+    ...            np.array([0, 2, 3], dtype=np.intc), 2, np.array([1.0, 2.0])).tolist()
+    [2.0, 9.0]
+    """
+    x = np.asarray(x, dtype=float)
+    ext = _extension("scipy.sparse._sparsetools", "csc_matvec")
+    if ext is not None and x.shape == (n,):
+        y = np.zeros(n)
+        ext.csc_matvec(n, n, indptr, indices, data, x, y)
+        return y
+    from scipy.sparse import csc_array
+
+    return np.asarray(csc_array((data, indices, indptr), shape=(n, n)) @ x, dtype=float)
 
 
 class RootResults:

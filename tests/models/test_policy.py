@@ -866,3 +866,61 @@ def test_anderson_acceleration_beats_the_damped_iteration():
     k_plain, _ = iterations(0)
     assert z == pytest.approx(fixed, abs=1e-9)
     assert k_and <= 8 < 30 < k_plain
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 60), st.floats(0.0, 0.2), st.integers(0, 2**32 - 1))
+def test_node_chain_reachable_states_are_scipy_breadth_first_order(n, density, seed):
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import breadth_first_order
+
+    from models import _policy_node as pn
+
+    rng = np.random.default_rng(seed)
+    src, dst = np.nonzero(rng.random((n, n)) < density)
+    start = int(rng.integers(n))
+    mask = pn._reachable(src, dst, n, start)
+    A = csr_array((np.ones(src.size), (src, dst)), shape=(n, n))
+    ref = np.sort(breadth_first_order(A, start, directed=True, return_predecessors=False))
+    np.testing.assert_array_equal(np.flatnonzero(mask), ref)
+
+
+@pytest.mark.parametrize("pol, n_c", [("fixed", 3), ("floating", 5), ("single", 1)])
+def test_node_chain_gmres_agrees_with_the_direct_solve(pol, n_c):
+    # GMRES preconditioned by the LU at other rates against SuperLU at the same rates; the
+    # residual criterion is met, and a too-short run says it did not converge
+    from models import _policy_node as pn
+
+    ph = {(k, f): pn._ph(m + 1000.0 * f, 0.5, 2) for k, m in ((1, 300.0), (2, 500.0), (3, 200.0))
+          for f in ((0,) if pol == "fixed" else (0, 1))}
+    ch = pn._build(n_c, 4 * n_c, pol == "fixed", ph, 6, 2000.0, n_c > pn.SPLIT_THREADS)
+    n = ch.S.shape[1]
+    pat = pn._pattern(ch, n, ch.init)
+    A0, b0 = pn._system(ch, ch.base * np.array([1.0, 1e-4, 1 / 900.0])[ch.mode], n, pat)
+    A1, b1 = pn._system(ch, ch.base * np.array([1.0, 1.3e-4, 1 / 1100.0])[ch.mode], n, pat)
+    lu0, lu1 = pn._factor(A0), pn._factor(A1)
+    x0, direct = lu0.solve(b0), lu1.solve(b1)
+    x, ok, steps = pn._gmres(A1, lu0.solve, b1, x0, 1e-12, restart=20, cycles=3)
+    assert ok and 0 < steps <= 60 and np.linalg.norm(b1 - A1 @ x) <= 1e-12 * np.linalg.norm(b1)
+    assert pn._backward_ok(A1, x, b1, 1e-13)
+    np.testing.assert_allclose(x, direct, rtol=1e-8, atol=1e-10 * direct.max())
+    _, ok, steps = pn._gmres(A1, lambda v: v, b1, np.zeros(n - 1), 1e-12, restart=2, cycles=1)
+    assert not ok and steps == 2
+
+
+@pytest.mark.parametrize("pol, p, nodes", [("fixed", 5, 6), ("floating", 4, 8), ("single", 2, 4)])
+def test_node_chain_iterative_solves_agree_with_direct_ones(monkeypatch, pol, p, nodes):
+    # the fixed point with GMRES (warm-started, LU of earlier rates) against the same fixed
+    # point factorising at every iteration: the same answer to the fixed point's tolerance
+    from models import _policy_node as pn
+    from models.policy import _arrays, _unique_points
+
+    names, uniq, _ = _unique_points(_arrays(preset("stache", p=p, nodes=nodes, U=0.7,
+                                                   O_int=5000.0), pol))
+    v = {k: float(x) for k, x in zip(names, uniq[0])}
+    it = pn.solve_point(v, pol, tol=1e-9)
+    monkeypatch.setattr(pn, "_gmres", lambda A, M, b, x, *a, **k: (x * np.nan, False, 0))
+    direct = pn.solve_point(v, pol, tol=1e-9)
+    assert it["conv"] and direct["conv"]
+    for key in ("X", "R", "U", "P_int", "R_y"):
+        assert it[key] == pytest.approx(direct[key], rel=1e-7, abs=1e-12)

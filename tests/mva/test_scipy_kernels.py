@@ -102,6 +102,65 @@ def test_spsolve_falls_back_on_another_calling_convention(monkeypatch):
     np.testing.assert_array_equal(k.spsolve_coo(*system), expected)
 
 
+def _canonical(system):
+    data, rows, cols, b, n = system
+    A = sps.csc_array((data, (rows, cols)), shape=(n, n))
+    A.sum_duplicates()
+    return A, b, n
+
+
+@pytest.mark.parametrize("kw", [{}, dict(permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                                         options=dict(SymmetricMode=True)),
+                                dict(permc_spec="NATURAL")])
+@given(sparse_systems())
+def test_splu_bit_identical(kw, system):
+    A, b, n = _canonical(system)
+    lu = k.splu_csc(A.data, A.indices, A.indptr, n, **kw)
+    ref = spla.splu(A, **kw)
+    np.testing.assert_array_equal(lu.solve(b), ref.solve(b))
+    np.testing.assert_array_equal(lu.perm_c, ref.perm_c)
+    np.testing.assert_array_equal(lu.perm_r, ref.perm_r)
+    assert (lu.L != ref.L).nnz == 0 and (lu.U != ref.U).nnz == 0
+    x = lu.solve(b)
+    np.testing.assert_allclose(A @ x, b, rtol=1e-9, atol=1e-9 * np.abs(b).max())
+
+
+@given(sparse_systems())
+def test_splu_non_canonical_goes_to_scipy(system):
+    # rows decreasing within each column: the public function (which sorts them first)
+    A, b, n = _canonical(system)
+    col = np.repeat(np.arange(n), np.diff(A.indptr))
+    order = np.lexsort((-A.indices, col))
+    data, rows = A.data[order], A.indices[order]
+    assert k._canonical_csc(data, rows, A.indptr, n) == bool(np.all(np.diff(A.indptr) <= 1))
+    C = sps.csc_array((data, rows, A.indptr), shape=(n, n))
+    np.testing.assert_array_equal(k.splu_csc(data, rows, A.indptr, n).solve(b),
+                                  spla.splu(C).solve(b))
+
+
+def test_splu_singular_raises_as_scipy():
+    A = sps.csc_array(np.array([[1.0, 1.0], [1.0, 1.0]]))
+    for fn in (lambda: k.splu_csc(A.data, A.indices, A.indptr, 2), lambda: spla.splu(A)):
+        with pytest.raises(RuntimeError, match="singular"):
+            fn()
+
+
+@given(sparse_systems())
+def test_csc_matvec_bit_identical(system):
+    A, b, n = _canonical(system)
+    np.testing.assert_array_equal(k.csc_matvec(A.data, A.indices, A.indptr, n, b), A @ b)
+
+
+def test_splu_and_matvec_fall_back_without_extensions(monkeypatch):
+    A = sps.csc_array(np.array([[2.0, 0.0], [1.0, 4.0]]))
+    b = np.array([2.0, 9.0])
+    fast = (k.splu_csc(A.data, A.indices, A.indptr, 2).solve(b),
+            k.csc_matvec(A.data, A.indices, A.indptr, 2, b))
+    monkeypatch.setattr(k, "_extension", lambda *a: None)
+    np.testing.assert_array_equal(k.splu_csc(A.data, A.indices, A.indptr, 2).solve(b), fast[0])
+    np.testing.assert_array_equal(k.csc_matvec(A.data, A.indices, A.indptr, 2, b), fast[1])
+
+
 _coef = st.floats(-5.0, 5.0, allow_nan=False)
 
 
@@ -154,6 +213,8 @@ from models import lopc, ini, policy, pdq
 lopc.solve(P=16, W=1000.0, o=100.0, L=50.0)
 ini.solve(N=4, W=41789.0, o=742.0, O=2336.0)
 policy.solve(policy.PolicyParams(p=2, U=0.3), "floating")
+policy.solve(policy.preset("stache", p=3, nodes=4), "floating", method="node")
+policy.solve(policy.preset("stache", p=2, nodes=2), "single", method="node")
 pdq.solve(pdq.PDQParams(k=4, load=0.6, S=100, n_keys=256), "shared")
 print(sorted(m for m in ("scipy.sparse", "scipy.optimize", "scipy.special", "scipy.linalg",
                          "sympy", "scipy.stats") if m in sys.modules))
@@ -176,12 +237,17 @@ args = (np.array([2.0, 1.0, 4.0]), np.array([0, 1, 1]), np.array([0, 0, 1]), np.
 x = k.spsolve_coo(*args, 2)
 r = k.brentq(np.cos, 0.0, 3.0)
 d = k.digamma(2.5)
+lu = k.splu_csc(np.array([2.0, 1.0, 4.0]), np.array([0, 1, 1]), np.array([0, 2, 3]), 2)
+y = k.csc_matvec(np.array([2.0, 1.0, 4.0]), np.array([0, 1, 1], dtype=np.intc),
+                 np.array([0, 2, 3], dtype=np.intc), 2, np.array([1.0, 2.0]))
 assert not [m for m in sys.modules if m.startswith("scipy.")], sys.modules
 import scipy.optimize, scipy.special, scipy.sparse as sps, scipy.sparse.linalg as spla
 import scipy.sparse.linalg._dsolve as dsolve
 assert hasattr(dsolve, "_superlu")          # SciPy's own import is undisturbed
 A = sps.csc_matrix((args[0], (args[1], args[2])), shape=(2, 2))
 assert np.array_equal(spla.spsolve(A, args[3]), x)
+assert np.array_equal(spla.splu(A.tocsc()).solve(args[3]), lu.solve(args[3]))
+assert np.array_equal(A @ np.array([1.0, 2.0]), y) and (lu.L != spla.splu(A.tocsc()).L).nnz == 0
 assert scipy.optimize.brentq(np.cos, 0.0, 3.0) == r and scipy.special.digamma(2.5) == d
 print("ok")
 """
