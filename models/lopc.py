@@ -84,7 +84,8 @@ LATENCY_STAGES = {2: 8, 3: 1}
 #: the handler is exponential or hyperexponential (``cs2 >= 1``, or a
 #: ``cs2`` that the simulator rounds to exponential).  Lumped states at
 #: ``P = 4``: 242 / 869 (exponential / two-phase handler, 1-10 ms a solve by
-#: sparse LU, 0.1-0.3 s to enumerate once per process); ``P = 5`` has 894 /
+#: sparse LU; the structures shipped precomputed,
+#: :data:`models._node.FULL_SHIPPED`); ``P = 5`` has 894 /
 #: 4,669 (20-40 ms by the power iteration of
 #: :func:`models._node._stationary_power`, but about 1 s to enumerate in
 #: Python), and was no more accurate than the corrected node chain below
