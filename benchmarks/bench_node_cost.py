@@ -7,8 +7,8 @@ For each model, ``--points`` scrambled-Sobol points of the declared domain
 uses, another seed) are solved one point per call by
 
 * ``method="auto"`` (the default: the node-level Markov chains of
-  :mod:`models._node`), cold (chain-structure caches cleared before every
-  point) and warm (the same point again, structures cached), and
+  :mod:`models._node`), cold (chain-structure caches and the shipped
+  structures' file cleared before every point) and warm (the same point again, structures cached), and
 * the papers' vectorised closed form (``"lopc"``, ``"thesis"``), the baseline
   a user who only needs the published equations would call,
 
@@ -35,7 +35,8 @@ def _clear() -> None:
     from models import _node
 
     # (getattr: the script also times older versions of the module, with --label)
-    for name in ("_chain", "_station_structure", "_full_structure", "_pair_structure"):
+    for name in ("_chain", "_station_structure", "_full_structure", "_full_structure_ref",
+                 "_full_shipped", "_pair_structure"):
         f = getattr(_node, name, None)
         if f is not None:
             f.cache_clear()

@@ -1246,10 +1246,127 @@ def _canonical(s: tuple) -> tuple:
     return best
 
 
+#: the whole-machine chains shipped precomputed in ``models/_generated/full_chains.npz``
+#: (:func:`write_full_structures`): ``(P, latency stages, fifo, handler cs2
+#: values)`` for what :mod:`models.lopc` (``method="node"``) and
+#: :mod:`models.ini` reach -- ``P = 2`` (8 stages) with every Erlang handler of
+#: :func:`handler_ph`, ``P = 3`` (1 stage) up to Erlang-:data:`FULL_MAX_ERLANG`,
+#: ``P = 4`` (1 stage, unordered channels) with the exponential and the
+#: two-phase handler; each also without latency (no stage, ``L = 0``)
+FULL_SHIPPED = ((2, 8, True, (1.0, 2.0, 1 / 2, 1 / 3, 1 / 4, 1 / 5, 1 / 6)),
+                (3, 1, True, (1.0, 2.0, 1 / 2, 1 / 3, 1 / 4)),
+                (4, 1, False, (1.0, 2.0)))
+
+_FULL_DATA = "full_chains.npz"
+
+
+def _full_key(P: int, cs2: float, m: int, fifo: bool) -> tuple[Any, ...]:
+    """The :func:`_full_structure` key of ``P`` processors, handler ``cs2``, ``m`` stages."""
+    alpha, T = handler_ph(1.0, cs2)
+    ext = -T.sum(axis=1)
+    return (int(P), len(alpha), int(m), tuple(bool(x) for x in alpha > 0),
+            tuple(bool(x) for x in T.ravel() > 0), tuple(bool(x) for x in ext > 0), True,
+            bool(fifo or m == 0))
+
+
+def _full_name(key: tuple[Any, ...]) -> str:
+    """The array-name prefix of a structure key in the shipped file (lumped chains only)."""
+    P, ph, m, a_pos, t_pos, e_pos, _, fifo = key
+
+    def bits(x: tuple[bool, ...]) -> str:
+        return "".join("1" if b else "0" for b in x)
+
+    return f"P{P}_h{ph}_m{m}_a{bits(a_pos)}_t{bits(t_pos)}_e{bits(e_pos)}_f{int(fifo)}"
+
+
+#: array fields of a structure, their stored dtype and their dtype at run time
+_FULL_FIELDS = (("rows", np.int32, np.int64), ("cols", np.int32, np.int64),
+                ("fac", np.int8, np.int64), ("kinds", np.int8, np.float64),
+                ("nreq", np.int8, np.float64), ("heads", np.int8, np.float64))
+
+
+def full_structure_arrays() -> dict[str, np.ndarray]:
+    """The arrays of every shipped structure (:data:`FULL_SHIPPED`), enumerated now.
+
+    Names ``<key>__<field>`` (:func:`_full_name`); the fields of
+    :func:`_full_structure_ref` in compact dtypes (exact: indices and
+    counts).  The reference for the test that the shipped file is current.
+
+    Examples
+    --------
+    >>> arrs = full_structure_arrays()
+    >>> arrs["P4_h1_m1_a1_t0_e1_f0__kinds"].shape
+    (242, 6)
+    """
+    out: dict[str, np.ndarray] = {}
+    for P, stages, fifo, cs in FULL_SHIPPED:
+        for m in (stages, 0):
+            for c in cs:
+                key = _full_key(P, c, m, fifo)
+                name = _full_name(key)
+                if name + "__rows" in out:
+                    continue
+                for (field, small, _), a in zip(_FULL_FIELDS, _full_structure_ref(*key)):
+                    b = a.astype(small)
+                    if not np.array_equal(b, a):        # pragma: no cover - guard
+                        raise OverflowError(f"{name}__{field} does not fit {small.__name__}")
+                    out[f"{name}__{field}"] = b
+    return out
+
+
+def write_full_structures(path: str | None = None) -> str:
+    """Enumerate the shipped structures and write them (compressed ``.npz``).
+
+    Run ``python -c "from models._node import write_full_structures as w; w()"``
+    after changing the whole-machine chain (:func:`_full_moves`,
+    :func:`_canonical`, :func:`handler_ph`'s phase patterns or
+    :data:`FULL_SHIPPED`); ``tests/models/test_node.py`` checks that the
+    shipped file equals a fresh enumeration.  Returns the path written.
+    """
+    from pathlib import Path
+
+    target = Path(path) if path is not None else Path(__file__).parent / "_generated" / _FULL_DATA
+    np.savez_compressed(target, **full_structure_arrays())
+    return str(target)
+
+
+@functools.lru_cache(maxsize=1)
+def _full_shipped() -> Any:
+    """The shipped structures' file, opened once (plain arrays; never unpickled)."""
+    from pathlib import Path
+
+    path = Path(__file__).parent / "_generated" / _FULL_DATA
+    if not path.exists():          # pragma: no cover - a checkout without the data
+        return None
+    return np.load(path, allow_pickle=False)
+
+
 @functools.lru_cache(maxsize=32)
 def _full_structure(P: int, ph: int, m: int, a_pos: tuple[bool, ...], t_pos: tuple[bool, ...],
                     e_pos: tuple[bool, ...], lumped: bool = False,
                     fifo: bool = True) -> tuple[np.ndarray, ...]:
+    """State space of :func:`solve_full` for one structure: shipped, else enumerated.
+
+    The lumped structures of :data:`FULL_SHIPPED` are read from
+    ``models/_generated/full_chains.npz`` (written by
+    :func:`write_full_structures`, equal to :func:`_full_structure_ref`'s
+    arrays); any other structure is enumerated by
+    :func:`_full_structure_ref`.  Same return value as the latter.
+    """
+    key = (int(P), int(ph), int(m), tuple(a_pos), tuple(t_pos), tuple(e_pos), bool(lumped),
+           bool(fifo or m == 0))
+    data = _full_shipped() if lumped else None
+    name = _full_name(key) if lumped else ""
+    if data is not None and name + "__rows" in data.files:
+        return tuple(np.ascontiguousarray(data[f"{name}__{field}"], dtype=big)
+                     for field, _, big in _FULL_FIELDS)
+    return _full_structure_ref(P, ph, m, a_pos, t_pos, e_pos, lumped, fifo)
+
+
+@functools.lru_cache(maxsize=32)
+def _full_structure_ref(P: int, ph: int, m: int, a_pos: tuple[bool, ...],
+                        t_pos: tuple[bool, ...], e_pos: tuple[bool, ...], lumped: bool = False,
+                        fifo: bool = True) -> tuple[np.ndarray, ...]:
     """State space of :func:`solve_full` for one structure, by breadth-first search.
 
     Rates are products of base rates ``theta`` (index 0: 1, 1: ``1/(W (P-1))``,

@@ -84,11 +84,12 @@ LATENCY_STAGES = {2: 8, 3: 1}
 #: the handler is exponential or hyperexponential (``cs2 >= 1``, or a
 #: ``cs2`` that the simulator rounds to exponential).  Lumped states at
 #: ``P = 4``: 242 / 869 (exponential / two-phase handler, 1-10 ms a solve by
-#: sparse LU, 0.1-0.3 s to enumerate once per process); ``P = 5`` has 894 /
+#: sparse LU; the structures shipped precomputed,
+#: :data:`models._node.FULL_SHIPPED`); ``P = 5`` has 894 /
 #: 4,669 (20-40 ms by the power iteration of
 #: :func:`models._node._stationary_power`, but about 1 s to enumerate in
 #: Python), and was no more accurate than the corrected node chain below
-#: (16 simulated ``P = 5`` points: mean / max |error| of ``R`` 0.51 / 1.24%
+#: (16 simulated ``P = 5`` points: mean / max \|error\| of ``R`` 0.51 / 1.24%
 #: whole, 0.53 / 1.33% corrected).  At ``P <= 3`` every handler gets the
 #: whole-machine chain (:data:`models._node.FULL_MAX_P`, ordered channels).
 #: With a variable handler the node chain alone is 4-11% low on
@@ -107,7 +108,7 @@ WHOLE_MAX_P = 4
 #: R_p, R_q, R_y`` (``R`` is their sum plus ``2L``).  The node chain's
 #: error decays with the machine size like ``(P - 1)**-beta``; ``beta`` was
 #: chosen on the seed-31 design (193 points with ``P`` 6-64, simulated; mean
-#: / p95 / max |error| of ``R`` 0.98 / 4.0 / 6.8% uncorrected, 0.50 / 1.30 /
+#: / p95 / max \|error\| of ``R`` 0.98 / 4.0 / 6.8% uncorrected, 0.50 / 1.30 /
 #: 1.76% corrected; 0.6-0.8 within 0.04 of the mean) and checked on the
 #: held-out seed-2026 references and a fresh seed-41 design
 #: (``docs/models/lopc.rst``).  Below ``CORRECT_MIN_U`` the correction was

@@ -337,3 +337,60 @@ def test_power_iteration_gives_up():
     assert pi is None and its == 20 and res > _node.POWER_TOL
     pi, its, res = _node._stationary_power(rows, cols, rates, n)
     np.testing.assert_allclose(pi, _node._stationary(rows, cols, rates, n), rtol=1e-8)
+
+
+def test_shipped_full_structures_are_current():
+    """models/_generated/full_chains.npz equals a fresh enumeration of every shipped chain
+    (regenerate with models._node.write_full_structures after changing the chain)."""
+    from pathlib import Path
+
+    path = Path(_node.__file__).parent / "_generated" / _node._FULL_DATA
+    fresh = _node.full_structure_arrays()
+    with np.load(path, allow_pickle=False) as shipped:
+        assert sorted(shipped.files) == sorted(fresh), \
+            "full_chains.npz is stale: run models._node.write_full_structures()"
+        for name, a in fresh.items():
+            b = shipped[name]
+            assert b.dtype == a.dtype and np.array_equal(b, a), f"{name} is stale"
+
+
+def _shipped_cases():
+    for P, stages, fifo, cs in _node.FULL_SHIPPED:
+        for c in cs:
+            for m in (stages, 0):
+                yield P, m, fifo, c
+
+
+@pytest.mark.parametrize("P,m,fifo,cs2", list(_shipped_cases()))
+def test_shipped_structure_solves_like_the_enumeration(P, m, fifo, cs2, monkeypatch):
+    """Every shipped chain: the shipped structure is used (nothing is enumerated), and the
+    solve at random points is bit-identical to the one on the enumerated structure."""
+    rng = np.random.default_rng(17 + P + m)
+    pts = [(float(rng.uniform(10, 2000)), float(rng.uniform(5, 300)),
+            float(rng.uniform(1, 200)) if m else 0.0) for _ in range(2)]
+    _node._full_structure.cache_clear()
+
+    def forbidden(*a, **k):
+        raise AssertionError("a shipped chain was enumerated")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(_node, "_full_structure_ref", forbidden)
+        fast = [_node._solve_full_chain(P, W, o, cs2, L, max(m, 1), fifo=fifo)
+                for W, o, L in pts]
+    _node._full_structure.cache_clear()
+    with monkeypatch.context() as mp:
+        mp.setattr(_node, "_full_shipped", lambda: None)
+        ref = [_node._solve_full_chain(P, W, o, cs2, L, max(m, 1), fifo=fifo)
+               for W, o, L in pts]
+    _node._full_structure.cache_clear()
+    assert fast == ref
+
+
+def test_unshipped_structure_is_enumerated():
+    """A chain outside FULL_SHIPPED (P = 3 with a 2-stage latency) falls back to the
+    enumeration and still satisfies the cycle's decomposition."""
+    key = _node._full_key(3, 2.0, 2, True)
+    assert _node._full_name(key) + "__rows" not in _node._full_shipped().files
+    r = _node._solve_full_chain(3, 100.0, 30.0, 2.0, 20.0, 2)
+    parts = r["R_w"] + r["R_p"] + r["R_q"] + r["R_y"] + 40.0
+    assert parts == pytest.approx(r["R"], rel=1e-10)
