@@ -128,7 +128,7 @@ def test_invariants(kw, d):
     prm = PDQParams(**kw)
     r = solve(prm, d)
     if r.saturated:
-        assert r.bottleneck in ("processors", "key", "partition", "lock")
+        assert r.bottleneck in ("processors", "key", "partition", "lock", "sequential")
         assert np.isnan(r.response_time)
         with pytest.raises(SaturationError):
             solve(prm, d, on_saturation="raise")
