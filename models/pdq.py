@@ -964,6 +964,7 @@ def _shared_ctmc(a: Mapping[str, np.ndarray], *, n_max: int, max_states: int,
 
 _KEYED_MMAX = 800   # pool states of the key-aware birth-death chain
 _KEYED_ITER = 5000  # fixed-point iterations at most
+_BATCH_ITER = 20   # multiplexed: outer iterations of the released batch's interrupts
 
 
 def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float, first: float = 0.0
@@ -992,6 +993,35 @@ def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float, first: float
     return P0, Wq, Wq + P0 * (S + Wp + first) + (1.0 - P0) * S
 
 
+def _batch_interrupts(k: int, nu: float, theta: float) -> float:
+    """Mean number of interrupts by the batch a sequential episode released (multiplexed).
+
+    When the sequential handler ends, the batch held back behind it (``N``
+    handlers, geometric of mean ``nu``) becomes eligible at once: its first
+    handler continues on the processor the sequential one freed, the next
+    ones take the idle processors among the ``k - 1`` others (``I``, binomial:
+    each one's compute thread is outside a burst with probability ``1 -
+    theta``), then interrupt the computing ones, and the rest wait:
+    ``E[min((N - 1 - I)^+, k - 1 - I)]``.
+    """
+    from scipy.stats import binom
+
+    if nu <= 0.0 or k <= 1:
+        return 0.0
+    q = nu / (1.0 + nu)
+    i = np.arange(k)                                   # idle processors among k - 1
+    pi = binom.pmf(i, k - 1, 1.0 - theta)
+    # E[min((N - 1 - i)^+, c)] = sum_{j=1}^{c} P(N - 1 - i >= j), c = k - 1 - i
+    tot = 0.0
+    for ii, w in zip(i, pi):
+        c = k - 1 - ii
+        if c <= 0 or w == 0.0:
+            continue
+        j = np.arange(1, c + 1)
+        tot += w * float(np.sum(q ** (1 + ii + j)))    # P(N >= 1 + i + j), geometric
+    return tot
+
+
 def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: float,
                  fn: float, first: float = 0.0) -> dict[str, Any]:
     """Key-aware decomposition of one shared PDQ point (see :func:`solve`, Notes).
@@ -1009,7 +1039,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     lam_p = lam_k + lam_n
     phi = lam_k / lam_p if lam_p > 0 else 0.0
     m = np.arange(_KEYED_MMAX + 1, dtype=float)
-    Wp, C, v, varD, drain = 0.0, 0.0, 0.0, 0.0, 0.0
+    Wp, C, v, varD, drain, nu = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     out: dict[str, Any] = {"sat": "", "conv": False}
     if lam * S >= k:
         out["sat"] = "processors"
@@ -1109,7 +1139,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     conflict = float(np.sum(p * (1.0 - P0)))
     # busy processors: every handler's S, the interrupts of those dispatched on arrival
     busy = lam * S + first * (lam_n + lam_s + lam_k * float(np.sum(p * P0)))
-    out.update(R=R, conflict=conflict, iterations=it + 1, busy=busy)
+    out.update(R=R, conflict=conflict, iterations=it + 1, busy=busy, nu=nu if lam_s > 0 else 0.0)
     return out
 
 
@@ -1341,9 +1371,42 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
             # the stability region is the one above (every handler charged the mean
             # interrupt); the values charge it to the handlers dispatched on arrival only
             Sb = g["S"] + g["o_sched"]
-            rm = _keyed_point(g["avail"], g["lam"], Sb, g["cs2_S"] * g["S"] ** 2 / Sb ** 2,
-                              cache[key], g["f_sequential"], g["f_nosync"],
-                              first=g["p_int"] * g["O_int"])
+            cs2b = g["cs2_S"] * g["S"] ** 2 / Sb ** 2
+            p_arr = g["p_int"]
+            rm = _keyed_point(g["avail"], g["lam"], Sb, cs2b, cache[key], g["f_sequential"],
+                              g["f_nosync"], first=p_arr * g["O_int"])
+            if g["f_sequential"] > 0.0 and not rm["sat"] and rm["conv"]:
+                # the batch an episode releases interrupts computing processors at once
+                # (geometric, mean nu, from the values' fixed point): its handlers beyond
+                # the idle processors interrupt, a fraction beta of the ordinary handlers
+                # are such batch members; iterated with nu (values only: the stability
+                # region stays the one above; where the iteration has no steady state the
+                # last stable iterate is kept)
+                uc = g["compute_utilization"]
+                lam_o = g["lam"] * (1.0 - g["f_sequential"])
+                rho = min(g["lam"] * g["Sp"] / g["k"], 1.0)
+                theta = uc / max(uc + (1.0 - uc) * (1.0 - rho), 1e-300) if uc > 0 else 0.0
+                settled = False
+                for _ in range(_BATCH_ITER):
+                    nu = rm.get("nu", 0.0)
+                    beta = min(g["lam"] * g["f_sequential"] * nu / max(lam_o, 1e-300), 1.0)
+                    p_b = _batch_interrupts(int(g["k"]), nu, theta) / max(nu, 1e-300)
+                    p_mix = (1.0 - beta) * p_arr + beta * p_b
+                    r2 = _keyed_point(g["avail"], g["lam"], Sb, cs2b, cache[key],
+                                      g["f_sequential"], g["f_nosync"],
+                                      first=p_mix * g["O_int"])
+                    if r2["sat"] or not r2["conv"]:
+                        settled = True
+                        break
+                    settled = abs(r2["R"] - rm["R"]) <= 1e-6 * rm["R"]
+                    rm = r2
+                    if settled:
+                        break
+                if not settled:
+                    from mva.errors import report_nonconvergence
+                    report_nonconvergence("warn", "pdq multiplexed: the released batch's "
+                                          f"interrupts did not settle in {_BATCH_ITER} "
+                                          f"iterations at k={g['k']:.0f}", iterations=_BATCH_ITER)
             if not rm["sat"] and rm["conv"]:
                 r = rm
                 busy_m[idx] = rm["busy"]
@@ -1669,8 +1732,11 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     ``theta = u_c / (u_c + (1 - u_c)(1 - rho))``, ``rho = lambda S' / k``
     (fixed point); the key-aware shared queue charges the interrupt only
     to the handlers dispatched on arrival (nosync, sequential, the first of
-    a key's busy period: Welch's exceptional first service per key), its
-    stability region staying the one charging every handler.
+    a key's busy period: Welch's exceptional first service per key) and,
+    with sequential handlers, to the batch an episode releases (those beyond
+    the idle processors interrupt computing ones, ``E[min((N - 1 - I)^+,
+    k - 1 - I)]``), its stability region staying the one charging every
+    handler.
     *One processor* (``k = 1``; all but ``method="ctmc"``): exact M/G/1
     (Pollaczek-Khinchine on the holding time's two moments; multiplexed:
     Welch's exceptional first service, the first handler of a busy period

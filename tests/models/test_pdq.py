@@ -128,7 +128,7 @@ def test_invariants(kw, d):
     prm = PDQParams(**kw)
     r = solve(prm, d)
     if r.saturated:
-        assert r.bottleneck in ("processors", "key", "partition", "lock")
+        assert r.bottleneck in ("processors", "key", "partition", "lock", "sequential")
         assert np.isnan(r.response_time)
         with pytest.raises(SaturationError):
             solve(prm, d, on_saturation="raise")
@@ -831,3 +831,43 @@ def test_spinlock_bottleneck_named(k, f_seq, load, bott):
         ok = solve(PDQParams(**kw, arrival_rate=lam_bound * (1 - 1e-6)), "spinlock")
         no = solve(PDQParams(**kw, arrival_rate=lam_bound), "spinlock")
         assert not ok.saturated and no.saturated
+
+
+# ---------------------------------------------------------------------------
+# multiplexed: the batch a sequential episode releases interrupts computing processors
+# ---------------------------------------------------------------------------
+
+@given(k=st.integers(2, 16), nu=st.floats(0.0, 50.0), theta=st.floats(0.0, 1.0))
+def test_batch_interrupts_bounds_and_limits(k, nu, theta):
+    from models.pdq import _batch_interrupts
+    x = _batch_interrupts(k, nu, theta)
+    # at most every processor but the one the sequential handler freed, at most the
+    # batch beyond its first handler (E[(N - 1)^+] = nu q for a geometric N, q = nu/(1+nu))
+    q = nu / (1.0 + nu)
+    assert -1e-12 <= x <= min(k - 1, nu * q) + 1e-9
+    # every processor computing: E[min((N - 1)^+, k - 1)] = sum_{j=1}^{k-1} q^(1+j)
+    assert _batch_interrupts(k, nu, 1.0) == pytest.approx(sum(q ** (1 + j) for j in range(1, k)),
+                                                          rel=1e-9, abs=1e-12)
+    # no processor computing: no interrupt
+    assert _batch_interrupts(k, nu, 0.0) == pytest.approx(0.0, abs=1e-12)
+    # more computing processors, a larger batch: more interrupts
+    assert _batch_interrupts(k, nu, min(theta + 0.1, 1.0)) >= x - 1e-12
+    assert _batch_interrupts(k, nu + 1.0, theta) >= x - 1e-12
+
+
+@settings(max_examples=30, deadline=None)
+@given(k=st.integers(2, 16), f_seq=st.floats(0.02, 0.2), uc=st.floats(0.1, 0.9),
+       O_int=st.floats(0.0, 1500.0), u=st.floats(0.05, 0.9))
+def test_multiplexed_sequential_grows_with_the_interrupt_cost(k, f_seq, uc, O_int, u):
+    # a costlier interrupt (paid also by the batch an episode releases) never makes handlers
+    # faster; the load is a fraction of the costlier point's saturation load, and the
+    # stability region is the one charging every handler the mean interrupt
+    kw = dict(k=k, S=100.0, n_keys=256, f_sequential=f_seq, multiplexed=True,
+              compute_utilization=uc, o_sched=100.0)
+    lam = u * k / 100.0 / 10.0
+    lo = solve(PDQParams(**kw, O_int=O_int, arrival_rate=lam), "shared", method="keyed")
+    hi = solve(PDQParams(**kw, O_int=O_int + 200.0, arrival_rate=lam), "shared", method="keyed")
+    assume(not hi.saturated and not lo.saturated)
+    assert hi.response_time >= lo.response_time * (1 - 1e-6)
+    assert 0.0 <= hi.utilization <= 1.0
+    assert hi.mean_in_system == pytest.approx(lam * hi.response_time, rel=1e-12)   # Little
