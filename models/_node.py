@@ -937,8 +937,9 @@ def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
     The state space is enumerated once per structure (``P``, stages, the
     handler's phase pattern) by :func:`_full_structure`; each transition
     rate is stored as a product of at most three base rates, so a new point
-    only evaluates the products and solves (same results as the
-    state-by-state reference :func:`_solve_full_ref`).
+    only evaluates the products and solves (the same results as the chain
+    without the processors' symmetry lumped, ``_solve_full_chain(...,
+    lumped=False)``, a test checks).
 
     A handler more regular than Erlang-:data:`FULL_MAX_ERLANG` (``P = 3``)
     is not represented phase by phase: the chain is solved for ``cs2 = 1,
@@ -1243,6 +1244,7 @@ def _canonical(s: tuple) -> tuple:
         cand = _relabel(s, tuple(lab))
         if best is None or cand < best:
             best = cand
+    assert best is not None          # one group at least: itertools.product yields once
     return best
 
 
@@ -1326,7 +1328,8 @@ def write_full_structures(path: str | None = None) -> str:
     from pathlib import Path
 
     target = Path(path) if path is not None else Path(__file__).parent / "_generated" / _FULL_DATA
-    np.savez_compressed(target, **full_structure_arrays())
+    arrays: dict[str, Any] = full_structure_arrays()
+    np.savez_compressed(target, **arrays)
     return str(target)
 
 
@@ -1417,176 +1420,6 @@ def _full_structure_ref(P: int, ph: int, m: int, a_pos: tuple[bool, ...],
                 heads[i, phases[node]] += 1
     return (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
             np.array(facs, dtype=np.int64).reshape(-1, 3), kinds, nreq, heads)
-
-
-def _solve_full_ref(P: int, W: float, o: float, cs2: float, L: float, *,
-                    latency_stages: int = 4) -> dict[str, Any]:
-    """Pure-Python reference of :func:`solve_full` (one breadth-first search per call).
-
-    The whole machine of ``P`` processors as one Markov chain (small ``P`` only).
-
-    Every thread's state (computing, pending, request in the network with its
-    destination, request queued, reply in the network, reply queued), every
-    processor's FCFS handler queue in order and the phase of the handler in
-    service.  The latency ``L`` is Erlang with ``latency_stages`` stages
-    (the simulator's latency is constant), the handler service phase-type
-    as in :func:`handler_ph`.  States are enumerated from an initial state
-    by breadth-first search.  Used for ``P`` where the node chain's
-    finite-source view of the other threads is poor (``P <= FULL_MAX_P``).
-    """
-    alpha, T = handler_ph(o, cs2)
-    ph = len(alpha)
-    ext = -T.sum(axis=1)
-    m = latency_stages if L > 0 else 0
-    lrate = m / L if L > 0 else 0.0
-    wr = 1.0 / max(W, 1e-9 * o)
-    # state: (threads, queues, phases); thread: ("C",) ("P",) ("N1", d, k) ("Q", d)
-    # ("N2", k) ("Y",); queue entries: thread index t (a request of t) or -1 (own reply)
-    start: tuple[tuple[tuple[Any, ...], ...], tuple[tuple[int, ...], ...], tuple[int, ...]] = (
-        tuple(("C",) for _ in range(P)), tuple(() for _ in range(P)), tuple(-1 for _ in range(P)))
-    index = {start: 0}
-    order = [start]
-    rows: list[int] = []
-    cols: list[int] = []
-    rates: list[float] = []
-
-    def arrive(th: list, qs: list, phs: list, node: int, entry: int) -> list[tuple[float, Any]]:
-        """Append ``entry`` at ``node``; the new head starts by ``alpha`` if the queue was empty."""
-        was_empty = len(qs[node]) == 0
-        qs[node] = qs[node] + (entry,)
-        if not was_empty:
-            return [(1.0, (tuple(th), tuple(qs), tuple(phs)))]
-        out = []
-        for j in range(ph):
-            if alpha[j] > 0:
-                p2 = list(phs)
-                p2[node] = j
-                out.append((float(alpha[j]), (tuple(th), tuple(qs), tuple(p2))))
-        return out
-
-    def send(th: list, qs: list, phs: list, t: int, d: int) -> list[tuple[float, Any]]:
-        if m:
-            th[t] = ("N1", d, 0, _behind(th, d, "N2", t))
-            return [(1.0, (tuple(th), tuple(qs), tuple(phs)))]
-        th[t] = ("Q", d)
-        return arrive(th, qs, phs, d, t)
-
-    def reply(th: list, qs: list, phs: list, t: int, s: int) -> list[tuple[float, Any]]:
-        if m:
-            th[t] = ("N2", s, 0, _behind(th, s, "N1", t))
-            return [(1.0, (tuple(th), tuple(qs), tuple(phs)))]
-        th[t] = ("Y",)
-        return arrive(th, qs, phs, t, -1)
-
-    k = 0
-    while k < len(order):
-        s = order[k]
-        threads, queues, phases = s
-        moves: list[tuple[float, Any]] = []
-        for t, st in enumerate(threads):
-            kind = st[0]
-            if kind == "C" and not queues[t]:
-                for d in range(P):
-                    if d != t:
-                        for pr, ns in send(list(threads), list(queues), list(phases), t, d):
-                            moves.append((wr / (P - 1) * pr, ns))
-            elif kind == "N1":
-                th = list(threads)
-                if st[2] + 1 < m:
-                    th[t] = ("N1", st[1], st[2] + 1, st[3])
-                    moves.append((lrate, (tuple(th), queues, phases)))
-                elif not st[3]:
-                    th[t] = ("Q", st[1])
-                    _release(th, st[1], "N2", t)
-                    for pr, ns in arrive(th, list(queues), list(phases), st[1], t):
-                        moves.append((lrate * pr, ns))
-                else:             # a FIFO channel: the earlier message arrives first
-                    d = st[1]
-                    th[t] = ("N1", d, threads[d][2], 0)
-                    th[d] = ("Y",)
-                    for pr, ns in arrive(th, list(queues), list(phases), d, -1):
-                        moves.append((lrate * pr, ns))
-            elif kind == "N2":
-                th = list(threads)
-                if st[2] + 1 < m:
-                    th[t] = ("N2", st[1], st[2] + 1, st[3])
-                    moves.append((lrate, (tuple(th), queues, phases)))
-                elif not st[3]:
-                    th[t] = ("Y",)
-                    _release(th, st[1], "N1", t)
-                    for pr, ns in arrive(th, list(queues), list(phases), t, -1):
-                        moves.append((lrate * pr, ns))
-                else:
-                    s_ = st[1]
-                    th[t] = ("N2", s_, threads[s_][2], 0)
-                    th[s_] = ("Q", t)
-                    for pr, ns in arrive(th, list(queues), list(phases), t, s_):
-                        moves.append((lrate * pr, ns))
-        for node in range(P):
-            q = queues[node]
-            if not q:
-                continue
-            j = phases[node]
-            for jj in range(ph):
-                if jj != j and T[j, jj] > 0:
-                    p2 = list(phases)
-                    p2[node] = jj
-                    moves.append((float(T[j, jj]), (threads, queues, tuple(p2))))
-            # completion of the head handler
-            head, rest = q[0], q[1:]
-            th = list(threads)
-            qs = list(queues)
-            qs[node] = rest
-            if head == -1:
-                th[node] = ("P",) if rest else ("C",)
-                outs = [(1.0, (th, qs, list(phases)))]
-            else:
-                outs = []
-                for pr, ns in reply(th, qs, list(phases), head, node):
-                    outs.append((pr, (list(ns[0]), list(ns[1]), list(ns[2]))))
-            for pr, (th2, qs2, ph2) in outs:
-                if not qs2[node] and th2[node][0] == "P":
-                    th2[node] = ("C",)
-                if qs2[node]:
-                    for jj in range(ph):
-                        if alpha[jj] > 0:
-                            p2 = list(ph2)
-                            p2[node] = jj
-                            moves.append((float(ext[j]) * pr * float(alpha[jj]),
-                                          (tuple(th2), tuple(qs2), tuple(p2))))
-                else:
-                    p2 = list(ph2)
-                    p2[node] = -1
-                    moves.append((float(ext[j]) * pr, (tuple(th2), tuple(qs2), tuple(p2))))
-        for rate, ns in moves:
-            if rate <= 0:
-                continue
-            if ns not in index:
-                index[ns] = len(order)
-                order.append(ns)
-            rows.append(k)
-            cols.append(index[ns])
-            rates.append(rate)
-        k += 1
-    n = len(order)
-    pi = _stationary(np.array(rows), np.array(cols), np.array(rates, dtype=float), n)
-    frac = {key: 0.0 for key in ("C", "P", "N1", "Q", "N2", "Y")}
-    nreq = 0.0
-    Xrep = 0.0
-    for i, (threads, queues, phases) in enumerate(order):
-        w = pi[i]
-        for st in threads:
-            frac[st[0]] += w
-        for node, q in enumerate(queues):
-            nreq += w * sum(1 for e in q if e != -1)
-            if q and q[0] == -1:
-                Xrep += w * float(ext[phases[node]])
-    X = Xrep / P
-    R = 1.0 / X
-    f = {key: v / P for key, v in frac.items()}
-    return {"R": R, "R_w": f["C"] * R, "R_p": f["P"] * R, "R_q": f["Q"] * R, "R_y": f["Y"] * R,
-            "Q_q": nreq / P, "Q_y": f["Y"], "converged": True, "iterations": 1,
-            "residual": 0.0, "size": n, "truncation": 0.0}
 
 
 #: ``method="auto"`` runs the node-level chains on grids of at most this many
