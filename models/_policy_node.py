@@ -857,6 +857,18 @@ def _pair_local(n_c: int, fixed: bool, ph: dict[tuple[int, int], Any], C: float)
     return internal, arrive_reply, arrive_response
 
 
+def _memo(f: Any) -> Any:
+    """``f`` with its results kept per argument (the lists are shared: read only)."""
+    seen: dict[Any, Any] = {}
+
+    def g(s: Any) -> Any:
+        r = seen.get(s)
+        if r is None:
+            r = seen[s] = f(s)
+        return r
+    return g
+
+
 def _pair_solve(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, int], Any],
                 means: dict[int, float], extra: float, O: float, T_x: float, C: float,
                 legs: int) -> dict[str, Any] | None:
@@ -873,7 +885,9 @@ def _pair_solve(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, 
     from mva._scipy_kernels import spsolve_coo
 
     fixed = policy == "fixed"
-    internal, arr_y, arr_r = _pair_local(n_c, fixed, ph, C)
+    # a node's local transitions depend only on its local state, which recurs in many
+    # joint states: each is computed once
+    internal, arr_y, arr_r = (_memo(f) for f in _pair_local(n_c, fixed, ph, C))
     rate_leg = legs / (T_x / 2.0) if T_x > 0 else None
     init_local = (n_c, 0, 0, 0, 0, 0, 0, 0)
     zero = (0,) * legs
