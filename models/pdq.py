@@ -1764,8 +1764,11 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     (the queue ahead -- the handlers running, the key backlogs and the pool
     queue -- empties, then one handler runs alone) that block every later
     arrival.  The episodes are the customers of an M/G/1 queue (every
-    arrival waits ``lambda_s E[E^2] / 2 / (1 - v)``, ``v = lambda_s E[E]``);
-    the drain is the longest remaining time of the handlers started since the
+    arrival waits ``lambda_s E[E^2] / 2 / (1 - v)``, ``v = lambda_s E[E]``,
+    and an ordinary one also for the backlog the episode's lost capacity
+    ``B = drain + S`` leaves, worked off at the spare rate: ``lambda_s E[B^2]
+    / 2 / (1 - v) * rho_o / (1 - rho_o)``, ``rho_o = lambda (1 - f_seq) S /
+    k``; the spin-lock discipline likewise); the drain is the longest remaining time of the handlers started since the
     last episode (those arriving since, and the batch it held back, taken
     geometric), with the simulator's handler-time family (deterministic,
     Erlang, exponential, balanced H2); exact for one key without nosync handlers
