@@ -1134,8 +1134,19 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     # an arrival waits until the sequential episodes in progress and queued
     # end: the M/G/1 wait lambda_s E[E^2] / 2 / (1 - v), v = lambda_s E[E]
     Wres = lam_s * E2 / 2.0 / (1.0 - v)
+    # an ordinary handler also waits for the backlog an episode leaves: the
+    # processors lose capacity during the drain and the sequential handler
+    # (B = drain + S, not the clearing of the handlers ahead, which keeps them
+    # busy); the handlers held back meanwhile (lambda_o B) are worked off at
+    # the spare rate k / S - lambda_o, a fluid area lambda_o E[B^2] rho_o /
+    # (2 (1 - rho_o)) per episode beyond the residual above
+    rho_o = min(lam * (1.0 - fs) * Sq / k, 1.0 - 1e-12)
+    B1 = drain + S + first
+    EB2 = B1 * B1 + cs2 * S * S + varD
+    Wres_o = Wres + lam_s * EB2 / 2.0 / (1.0 - v) * rho_o / (1.0 - rho_o)
     R_k = float(np.sum(p * Ri))
-    R = fk * (R_k + Wres) + fn * (Wp + S + first + Wres) + fs * (Wp + Wres + C + S + first)
+    R = fk * (R_k + Wres_o) + fn * (Wp + S + first + Wres_o) \
+        + fs * (Wp + Wres + C + S + first)
     conflict = float(np.sum(p * (1.0 - P0)))
     # busy processors: every handler's S, the interrupts of those dispatched on arrival
     busy = lam * S + first * (lam_n + lam_s + lam_k * float(np.sum(p * P0)))
@@ -1258,7 +1269,13 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
     E1 = C + S
     E2 = E1 * E1 + V + varD + max(C - drain, 0.0) ** 2
     Wres = lam_s * E2 / 2.0 / (1.0 - v) if lam_s > 0.0 else 0.0
-    R = fk * (Wp + float(np.sum(p * hold)) + Wres) + fn * (Wp + S + Wres) \
+    # the backlog an episode's lost capacity (drain and sequential handler) leaves,
+    # as in the key-aware shared queue (_keyed_point)
+    rho_o = min(lam_o * Sb / k, 1.0 - 1e-12)
+    EB2 = (drain + S) ** 2 + V + varD
+    Wres_o = Wres + (lam_s * EB2 / 2.0 / (1.0 - v) * rho_o / (1.0 - rho_o)
+                     if lam_s > 0.0 else 0.0)
+    R = fk * (Wp + float(np.sum(p * hold)) + Wres_o) + fn * (Wp + S + Wres_o) \
         + fs * (Wp + Wres + C + S)
     busy = lam_k * float(np.sum(p * hold)) + (lam_n + lam_s) * S
     out.update(R=R, conflict=float(np.sum(p * r)), busy=busy, conv=True, iterations=it + 1)
@@ -1747,8 +1764,11 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     (the queue ahead -- the handlers running, the key backlogs and the pool
     queue -- empties, then one handler runs alone) that block every later
     arrival.  The episodes are the customers of an M/G/1 queue (every
-    arrival waits ``lambda_s E[E^2] / 2 / (1 - v)``, ``v = lambda_s E[E]``);
-    the drain is the longest remaining time of the handlers started since the
+    arrival waits ``lambda_s E[E^2] / 2 / (1 - v)``, ``v = lambda_s E[E]``,
+    and an ordinary one also for the backlog the episode's lost capacity
+    ``B = drain + S`` leaves, worked off at the spare rate: ``lambda_s E[B^2]
+    / 2 / (1 - v) * rho_o / (1 - rho_o)``, ``rho_o = lambda (1 - f_seq) S /
+    k``; the spin-lock discipline likewise); the drain is the longest remaining time of the handlers started since the
     last episode (those arriving since, and the batch it held back, taken
     geometric), with the simulator's handler-time family (deterministic,
     Erlang, exponential, balanced H2); exact for one key without nosync handlers

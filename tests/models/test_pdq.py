@@ -871,3 +871,29 @@ def test_multiplexed_sequential_grows_with_the_interrupt_cost(k, f_seq, uc, O_in
     assert hi.response_time >= lo.response_time * (1 - 1e-6)
     assert 0.0 <= hi.utilization <= 1.0
     assert hi.mean_in_system == pytest.approx(lam * hi.response_time, rel=1e-12)   # Little
+
+
+@pytest.mark.parametrize("discipline", ["shared", "spinlock"])
+@pytest.mark.parametrize("k", [2, 4, 8])
+@pytest.mark.parametrize("load", [0.3, 0.6, 0.85])
+@pytest.mark.parametrize("cs2", [0.5, 1.0, 4.0])
+def test_sequential_trickle_leaves_at_least_the_fluid_backlog(discipline, k, load, cs2):
+    # A sequential handler runs alone: while it runs (S, at least; its drain comes
+    # on top) no ordinary handler is dispatched, so lambda_o S handlers pile up
+    # and are worked off at the spare rate k / S - lambda_o.  The fluid area of
+    # that backlog bounds the ordinary handlers' extra wait from below:
+    # dR / d(lambda_s) >= E[S^2] / (2 (1 - rho)) at a trickle of sequential
+    # handlers (keys irrelevant here: nosync and many uniform keys, no lock
+    # cost).  The residual-only episode model (before pdq6) fell below it at
+    # high load, in both disciplines.
+    S, fs = 100.0, 1e-3
+    base = dict(k=k, S=S, cs2=cs2, n_keys=4096, f_nosync=0.5, load=load, o_lock=0.0)
+    method = "keyed" if discipline == "shared" else "auto"
+    r0 = float(solve(PDQParams(**base, f_sequential=0.0), discipline,
+                     method=method).response_time)
+    r1 = float(solve(PDQParams(**base, f_sequential=fs), discipline,
+                     method=method).response_time)
+    lam_s = fs * load * k / S
+    rho = load * (1.0 - fs)
+    bound = lam_s * S * S * (1.0 + cs2) / (2.0 * (1.0 - rho))
+    assert r1 - r0 >= bound
