@@ -1005,21 +1005,52 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     sources = max(1.0, 4.0 * h * r / (h + r))
     out = {"visits": 4.0, "threads": n, "sources": sources, "servers": servers, "S": O,
            "cs2": cO, "phi": 1.0}
-    if (O > 0 and clusters == 2 and K == 1 and 2 * S <= PAIR_MAX_POP
-            and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
-        # the machine's two INIs: every thread visits each twice per round trip
-        out["pair"] = int(round(2 * S))
+    if (O > 0 and clusters == 2 and (K == 1 or dispatch == "shared")
+            and 2 * S <= PAIR_MAX_POP and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
+        # the machine's two clusters: every thread visits each twice per round trip
+        pop = int(round(2 * S))
+        twin = min(pop, PAIR_MAX_POP)
+        out["pair"] = twin
+        # a cluster's K INIs as one server K times as fast (shared queue or round robin)
+        out["pair_S"] = O / K
+        # twin-chain arrival rate per unit of the station's: K INIs per cluster, twin/pop
+        # of the customers
+        out["pair_rate"] = (K if dispatch == "round_robin" else 1) * twin / pop
+        out["pair_exact"] = twin == pop and K == 1
     return out
+
+
+def _twin_factor(station: dict[str, Any], lam_o: float, Ro: float) -> float:
+    """The twin-station waiting factor ``f`` of :func:`_solve_pair_point` at ``(lam_o, R_o)``.
+
+    Ratio of the waiting time in the twin chain (:func:`models._node.pair_effective`)
+    to the waiting time in one finite-source station of the same customers,
+    service and time away (:func:`models._node.station_effective`).
+    """
+    from models._node import pair_effective, station_effective
+
+    pop, S1, cO = station["pair"], station["pair_S"], station["cs2"]
+    lam = lam_o * station["pair_rate"]
+    Rp = pair_effective(lam, Ro, pop, S1, cO)[0]
+    if station["pair_exact"]:
+        Rs = station_effective(lam, Ro, station["sources"], station["servers"], S1, cO,
+                               station["phi"])[0]
+    else:
+        Rs = station_effective(lam, Ro, pop, 1, S1, cO)[0]
+    return (Rp - S1) / (Rs - S1) if Rs - S1 > 1e-12 * S1 else 1.0
 
 
 def _station_effective(station: dict[str, Any], lam_o: float, Ro: float) -> tuple[float, float]:
     """``(R_o, Q_o)`` of the INI station of :func:`_ini_station` fed at ``lam_o``."""
     from models._node import pair_effective, station_effective
 
-    if station.get("pair"):
+    if station.get("pair") and station["pair_exact"]:
         return pair_effective(lam_o, Ro, station["pair"], station["S"], station["cs2"])
     R_o, Q_o = station_effective(lam_o, Ro, station["sources"], station["servers"],
                                  station["S"], station["cs2"], station["phi"])[:2]
+    if station.get("pair"):
+        R_o = station["S"] + _twin_factor(station, lam_o, Ro) * (R_o - station["S"])
+        Q_o = lam_o * R_o
     return R_o, Q_o
 
 
@@ -1097,7 +1128,7 @@ def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
     used is the twin station's, so the fixed point is the one of the twin
     chain solved at every step.
     """
-    from models._node import pair_effective, solve_node, station_effective
+    from models._node import solve_node
 
     single = {k: v for k, v in station.items() if k != "pair"}
     delay = 2.0 * l_ + 2.0 * L
@@ -1106,11 +1137,7 @@ def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
         st = dict(single, wait_factor=f) if f != 1.0 else single
         v = solve_node(sources, W, o, ch, delay, station=st, tol=tol, max_iter=max_iter, x0=x0)
         lam_o = station["threads"] * station["visits"] / v["R"]
-        Ro = v["R_o"]
-        Rp = pair_effective(lam_o, Ro, station["pair"], O, cO)[0]
-        Rs = station_effective(lam_o, Ro, single["sources"], single["servers"], O, cO,
-                               single["phi"])[0]
-        return v, ((Rp - O) / (Rs - O) if Rs - O > 1e-12 * O else 1.0)
+        return v, _twin_factor(station, lam_o, v["R_o"])
 
     f0 = 1.0
     v, F0 = run(f0, None)
