@@ -1005,18 +1005,14 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     sources = max(1.0, 4.0 * h * r / (h + r))
     out = {"visits": 4.0, "threads": n, "sources": sources, "servers": servers, "S": O,
            "cs2": cO, "phi": 1.0}
-    if (O > 0 and clusters == 2 and (K == 1 or dispatch == "shared")
-            and 2 * S <= PAIR_MAX_POP and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
-        # the machine's two clusters: every thread visits each twice per round trip
-        pop = int(round(2 * S))
-        twin = min(pop, PAIR_MAX_POP)
-        out["pair"] = twin
-        # a cluster's K INIs as one server K times as fast (shared queue or round robin)
-        out["pair_S"] = O / K
-        # twin-chain arrival rate per unit of the station's: K INIs per cluster, twin/pop
-        # of the customers
-        out["pair_rate"] = (K if dispatch == "round_robin" else 1) * twin / pop
-        out["pair_exact"] = twin == pop and K == 1
+    rr = dispatch == "round_robin" and K > 1
+    pop = int(round(2 * (N if rr else S)))
+    if (O > 0 and clusters == 2 and (K == 1 or dispatch != "static")
+            and pop <= PAIR_MAX_POP and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
+        out["pair"] = pop
+        out["pair_S"] = O / K if dispatch == "shared" else O
+        out["pair_rate"] = 1.0
+        out["pair_exact"] = K == 1
     return out
 
 
