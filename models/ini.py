@@ -968,6 +968,12 @@ def _per_point(p: INIParams, names: tuple[str, ...], point: Any,
     return res
 
 
+#: the twin correction of a shared queue is applied up to this many INIs per cluster:
+#: each of its rounds solves the node chain with a K-server hyperexponential station,
+#: and at K = 8 (N = 2) the four or five rounds take 60-70 ms, above the 50 ms budget
+PAIR_MAX_SERVERS = 4
+
+
 def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
                  cO: float) -> dict[str, Any]:
     """The INI station seen by the node method (see :func:`models._node.solve_node`).
@@ -1008,6 +1014,7 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     rr = dispatch == "round_robin" and K > 1
     pop = int(round(2 * (N if rr else S)))
     if (O > 0 and clusters == 2 and (K == 1 or dispatch != "static")
+            and not (dispatch == "shared" and K > PAIR_MAX_SERVERS)
             and pop <= PAIR_MAX_POP and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
         out["pair"] = pop
         out["pair_S"] = O / K if dispatch == "shared" else O
@@ -1102,6 +1109,12 @@ def _solve_small_point(W: float, o: float, l_: float, O: float, L: float, ch: fl
 #: most rounds of the twin-station correction (:func:`_solve_pair_point`)
 PAIR_ROUNDS = 12
 
+#: relative tolerance on the twin-station waiting factor (:func:`_solve_pair_point`):
+#: the factor moves the INI waiting time, so 1e-6 of it is far below the model's
+#: error, and it saves one or two rounds (each a node fixed point and a twin-chain
+#: solve, up to 13 ms) against the node method's 1e-7
+PAIR_FACTOR_TOL = 1e-6
+
 
 def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
                       sources: int, station: dict[str, Any], tol: float,
@@ -1135,17 +1148,18 @@ def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
         lam_o = station["threads"] * station["visits"] / v["R"]
         return v, _twin_factor(station, lam_o, v["R_o"])
 
+    ftol = max(tol, PAIR_FACTOR_TOL)
     f0 = 1.0
     v, F0 = run(f0, None)
     its = int(v["iterations"])
-    conv = abs(F0 - f0) <= tol * F0
+    conv = abs(F0 - f0) <= ftol * F0
     f1 = F0
     for _ in range(PAIR_ROUNDS):
         if conv:
             break
         v, F1 = run(f1, (v["R"], v["R_q"], v["R_o"]))
         its += int(v["iterations"])
-        conv = abs(F1 - f1) <= tol * F1
+        conv = abs(F1 - f1) <= ftol * F1
         # secant step on h(f) = F(f) - f (F varies slowly with f: two or three rounds)
         h0, h1 = F0 - f0, F1 - f1
         nxt = f1 - h1 * (f1 - f0) / (h1 - h0) if h1 != h0 else F1
