@@ -973,6 +973,11 @@ def _per_point(p: INIParams, names: tuple[str, ...], point: Any,
 #: and at K = 8 (N = 2) the four or five rounds take 60-70 ms, above the 50 ms budget
 PAIR_MAX_SERVERS = 4
 
+#: the split-station correction of three or more clusters is applied up to this many
+#: customers (:func:`models._node.split_residence`, unlumped: 24 customers and two
+#: phases take 1,250 states)
+SPLIT_MAX_POP = 24
+
 
 def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
                  cO: float) -> dict[str, Any]:
@@ -1012,14 +1017,16 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     out = {"visits": 4.0, "threads": n, "sources": sources, "servers": servers, "S": O,
            "cs2": cO, "phi": 1.0}
     rr = dispatch == "round_robin" and K > 1
-    pop = int(round(2 * (N if rr else S)))
-    if (O > 0 and clusters == 2 and (K == 1 or dispatch != "static")
+    pop = int(round(clusters * (N if rr else S)))
+    if (O > 0 and (K == 1 or dispatch != "static")
             and not (dispatch == "shared" and K > PAIR_MAX_SERVERS)
-            and pop <= PAIR_MAX_POP and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
+            and pop <= (PAIR_MAX_POP if clusters == 2 else SPLIT_MAX_POP)
+            and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
         out["pair"] = pop
         out["pair_S"] = O / K if dispatch == "shared" else O
         out["pair_rate"] = 1.0
-        out["pair_exact"] = K == 1
+        out["pair_exact"] = K == 1 and clusters == 2
+        out["pair_stations"] = int(clusters)
     return out
 
 
@@ -1030,11 +1037,15 @@ def _twin_factor(station: dict[str, Any], lam_o: float, Ro: float) -> float:
     to the waiting time in one finite-source station of the same customers,
     service and time away (:func:`models._node.station_effective`).
     """
-    from models._node import pair_effective, station_effective
+    from models._node import pair_effective, split_residence, station_effective
 
     pop, S1, cO = station["pair"], station["pair_S"], station["cs2"]
     lam = lam_o * station["pair_rate"]
-    Rp = pair_effective(lam, Ro, pop, S1, cO)[0]
+    c = station.get("pair_stations", 2)
+    if c == 2:
+        Rp = pair_effective(lam, Ro, pop, S1, cO)[0]
+    else:
+        Rp = split_residence(max(pop / (c * lam) - 2.0 * Ro / c, 1e-3 * S1), pop, S1, cO, c)[0]
     if station["pair_exact"]:
         Rs = station_effective(lam, Ro, station["sources"], station["servers"], S1, cO,
                                station["phi"])[0]
