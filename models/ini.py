@@ -974,9 +974,10 @@ def _per_point(p: INIParams, names: tuple[str, ...], point: Any,
 PAIR_MAX_SERVERS = 4
 
 #: the split-station correction of three or more clusters is applied up to this many
-#: customers (:func:`models._node.split_residence`, unlumped: 24 customers and two
-#: phases take 1,250 states)
-SPLIT_MAX_POP = 24
+#: customers (:func:`models._node.split_residence`, not lumped: 21 customers and two
+#: phases take 1,000 states, 3-4 ms a solve; at 24 customers a three-cluster point
+#: of the seed-2026 design took 54-60 ms warm, above the 50 ms budget)
+SPLIT_MAX_POP = 21
 
 
 def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
