@@ -736,6 +736,30 @@ def split_residence(Z: float, pop: int, S: float, cs2: float,
     at ``1/stations`` of the rate for the whole service.  With ``stations =
     2`` it is the twin chain (:func:`pair_residence`) without the mirror
     lumping.
+
+    Notes
+    -----
+    States :math:`(n_1, j_1, n_2, j_2)` (customers at station 1 and at the
+    aggregate, phase in service), :math:`f = pop - n_1 - n_2` in the delay.
+    With :math:`c` = ``stations``, service :math:`(\alpha, T)`, exit rates
+    :math:`t = -T\mathbf{1}`, the rates are
+
+    .. math::
+
+        f/Z \cdot \tfrac{1}{c} \;(\text{to 1}), \qquad
+        f/Z \cdot \tfrac{c-1}{c} \;(\text{to 2}), \qquad
+        s_k T_{j j'}, \qquad s_k t_j \;(\text{completion}),
+
+    with speeds :math:`s_1 = 1`, :math:`s_2 = c - 1` and a new customer's
+    phase drawn from :math:`\alpha`.  The residence per visit at station 1
+    is Little's :math:`Q_1 / X_1`, :math:`X_1 = \sum_s \pi_s t_{j_1(s)}`.
+
+    Examples
+    --------
+    >>> import math
+    >>> R, Q, X = split_residence(5.0, 6, 1.0, 8.0, 3)
+    >>> math.isclose(Q, X * R), R > 1.0
+    (True, True)
     """
     alpha, T = handler_ph(S, cs2)
     ph = len(alpha)
