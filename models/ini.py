@@ -1003,6 +1003,19 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     regularity factor of the closed form (:func:`round_robin_arrival_scv`)
     is not applied: on the seed-2026 design it made round-robin points
     worse (``R`` mean 1.19% against 1.07%).
+
+    With service of at most two phases (``cs2_O >= 0.5``) the station also
+    carries the INIs' mutual starvation (``"pair"``: :func:`_twin_factor`,
+    :func:`_solve_pair_point`): ``pop = clusters x S`` customers (``clusters
+    x N`` for round robin with ``K > 1``: ``K`` sets of single INIs), a
+    cluster's ``K`` shared servers as one server of mean ``O/K``.  Two
+    clusters of one INI: the twin chain itself (exact, ``pop <=``
+    :data:`models._node.PAIR_MAX_POP`); two clusters otherwise: its waiting
+    ratio (same limit; shared queues up to :data:`PAIR_MAX_SERVERS` INIs);
+    three clusters or more: the split chain's waiting ratio
+    (:func:`models._node.split_residence`, ``pop <=`` :data:`SPLIT_MAX_POP`).
+    Not for static dispatch with ``K > 1``: a PE's home INI is fixed, and
+    its errors there were small (seed-7 design, ``R`` mean 1.2%).
     """
     from models._node import PAIR_MAX_PHASES, PAIR_MAX_POP, handler_ph
 
@@ -1034,9 +1047,33 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
 def _twin_factor(station: dict[str, Any], lam_o: float, Ro: float) -> float:
     """The twin-station waiting factor ``f`` of :func:`_solve_pair_point` at ``(lam_o, R_o)``.
 
-    Ratio of the waiting time in the twin chain (:func:`models._node.pair_effective`)
-    to the waiting time in one finite-source station of the same customers,
-    service and time away (:func:`models._node.station_effective`).
+    Ratio of the waiting time in the twin chain (two clusters,
+    :func:`models._node.pair_effective`) or the split chain (more clusters,
+    :func:`models._node.split_residence`) to the waiting time in one
+    finite-source station of the same customers, service and arrival rate
+    (:func:`models._node.station_effective`).
+
+    Notes
+    -----
+    With ``pop`` customers, ``c`` clusters, service mean :math:`S_1`
+    (``O``, or ``O/K`` for a shared queue) and the station's visit rate
+    :math:`\lambda`, the chain's delay is set so that station 1 is fed at
+    :math:`\lambda` when the station's residence is :math:`R_o` and the
+    aggregate's (``c - 1`` times as fast, fed ``c - 1`` times as often) is
+    :math:`R_o/(c-1)`:
+
+    .. math::
+
+        Z = \frac{pop}{c \lambda} - \frac{2 R_o}{c}, \qquad
+        f = \frac{R^{chain}_1(Z) - S_1}{R^{single}(\lambda, R_o) - S_1}
+
+    (:math:`c = 2`: :math:`Z = pop/(2\lambda) - R_o`, the twin chain's own
+    setting).  Taking the aggregate's residence as :math:`R_o` instead made
+    the delay too short: the chain ran at up to twice the station's rate
+    and overstated ``R`` by up to 57% at four clusters (seed-7 design).
+    Where the twin chain is the station itself (``pair_exact``) the single
+    station is the one of :func:`_ini_station`, so that the fixed point is
+    the twin chain's.
     """
     from models._node import pair_effective, split_residence, station_effective
 
@@ -1131,7 +1168,7 @@ PAIR_FACTOR_TOL = 1e-6
 def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
                       sources: int, station: dict[str, Any], tol: float,
                       max_iter: int) -> dict[str, Any]:
-    """The node method with the twin INIs of a two-cluster machine (``station["pair"]``).
+    """The node method with the INIs' mutual starvation (``station["pair"]``, :func:`_twin_factor`).
 
     The twin-station chain (:func:`models._node.pair_residence`, up to
     :data:`models._node.PAIR_MAX_POP` customers, thousands of states) costs
@@ -1145,9 +1182,11 @@ def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
     .. math:: f = \\frac{R_o^{pair}(\\lambda_o, R_o) - O}{R_o^{single}(\\lambda_o, R_o) - O}
 
     iterated by secant steps on ``F(f) - f`` until ``|F(f) - f| <= tol F(f)``
-    (two or three twin-chain solves).  At that point the residence
-    used is the twin station's, so the fixed point is the one of the twin
-    chain solved at every step.
+    (``tol`` at least :data:`PAIR_FACTOR_TOL`; two to five chain solves).
+    With one INI per cluster at two clusters the residence used at that
+    point is the twin station's, so the fixed point is the one of the twin
+    chain solved at every step; otherwise the twin (split) chain of
+    :func:`_twin_factor` only gives the factor.
     """
     from models._node import solve_node
 
