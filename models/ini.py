@@ -979,6 +979,12 @@ PAIR_MAX_SERVERS = 4
 #: of the seed-2026 design took 54-60 ms warm, above the 50 ms budget)
 SPLIT_MAX_POP = 21
 
+#: ... and up to this many clusters: at 5-21 clusters (seed-11 design, 200 points
+#: within SPLIT_MAX_POP) it changed nothing that matters (``R`` mean 1.07% -> 1.09%,
+#: max 7.4% -> 7.8%; one INI starving among many is a small effect), at 3-4
+#: clusters it took ``R`` from 2.74% to 2.24% (one INI per cluster, seed 7)
+SPLIT_MAX_CLUSTERS = 4
+
 
 def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
                  cO: float) -> dict[str, Any]:
@@ -1012,8 +1018,9 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     clusters of one INI: the twin chain itself (exact, ``pop <=``
     :data:`models._node.PAIR_MAX_POP`); two clusters otherwise: its waiting
     ratio (same limit; shared queues up to :data:`PAIR_MAX_SERVERS` INIs);
-    three clusters or more: the split chain's waiting ratio
-    (:func:`models._node.split_residence`, ``pop <=`` :data:`SPLIT_MAX_POP`).
+    three or four clusters (:data:`SPLIT_MAX_CLUSTERS`): the split chain's
+    waiting ratio (:func:`models._node.split_residence`, ``pop <=``
+    :data:`SPLIT_MAX_POP`).
     Not for static dispatch with ``K > 1``: a PE's home INI is fixed, and
     its errors there were small (seed-7 design, ``R`` mean 1.2%).
     """
@@ -1034,6 +1041,7 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     pop = int(round(clusters * (N if rr else S)))
     if (O > 0 and (K == 1 or dispatch != "static")
             and not (dispatch == "shared" and K > PAIR_MAX_SERVERS)
+            and clusters <= SPLIT_MAX_CLUSTERS
             and pop <= (PAIR_MAX_POP if clusters == 2 else SPLIT_MAX_POP)
             and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
         out["pair"] = pop

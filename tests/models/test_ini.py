@@ -564,7 +564,7 @@ def test_node_round_trip_non_decreasing_in_w_and_latencies(dispatch, N, K, clust
 @pytest.mark.parametrize("N, K, dispatch, clusters, pop, S1", [
     (3, 2, "shared", 2, 12, 30.0), (2, 4, "shared", 2, 16, 15.0),
     (4, 3, "round_robin", 2, 8, 60.0), (5, 1, "static", 2, 10, 60.0),
-    (5, 1, "static", 3, 15, 60.0), (2, 3, "round_robin", 4, 8, 60.0), (1, 2, "shared", 5, 10, 30.0)])
+    (5, 1, "static", 3, 15, 60.0), (2, 3, "round_robin", 4, 8, 60.0), (1, 2, "shared", 4, 8, 30.0)])
 def test_twin_station_of_two_cluster_machines(N, K, dispatch, clusters, pop, S1):
     """The twin correction's population and server (a shared queue as one K-times-faster
     server of all ``clusters S`` customers; round robin as K sets of single INIs with
@@ -577,11 +577,12 @@ def test_twin_station_of_two_cluster_machines(N, K, dispatch, clusters, pop, S1)
 
 @pytest.mark.parametrize("N, K, dispatch, clusters", [
     (3, 2, "static", 2), (2, 8, "shared", 2), (20, 2, "shared", 2), (4, 2, "shared", 3),
-    (17, 2, "round_robin", 2), (8, 1, "static", 3), (3, 3, "static", 4)])
+    (17, 2, "round_robin", 2), (8, 1, "static", 3), (3, 3, "static", 4), (1, 2, "shared", 5),
+    (1, 1, "static", 12)])
 def test_no_twin_station_outside_its_limits(N, K, dispatch, clusters):
     """No twin or split correction for static dispatch with K > 1, more than PAIR_MAX_POP
-    customers at two clusters or SPLIT_MAX_POP at more, or a shared queue of more than
-    PAIR_MAX_SERVERS INIs."""
+    customers at two clusters or SPLIT_MAX_POP at three or four, more than
+    SPLIT_MAX_CLUSTERS clusters, or a shared queue of more than PAIR_MAX_SERVERS INIs."""
     assert "pair" not in ini._ini_station(N, K, clusters, dispatch, 60.0, 6.0)
 
 
