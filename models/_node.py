@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["handler_ph", "NodeChain", "solve_node", "station_residence", "station_effective",
-           "pair_residence", "pair_effective", "solve_full", "FULL_MAX_P", "FULL_MAX_ERLANG"]
+           "pair_residence", "pair_effective", "split_residence", "solve_full", "FULL_MAX_P", "FULL_MAX_ERLANG"]
 
 #: machines of at most this many processors are solved as one Markov chain
 #: (:func:`solve_full`): the node chain's finite-source view of the other
@@ -679,6 +679,103 @@ def pair_effective(lam: float, Ro: float, pop: int, S: float, cs2: float) -> tup
     Z = max(pop / (2.0 * lam) - Ro, 1e-3 * S)
     Rv, Qv, _ = pair_residence(Z, int(pop), S, cs2)
     return Rv, Qv
+
+
+@functools.lru_cache(maxsize=32)
+def _split_structure(pop: int, ph: int) -> tuple[np.ndarray, ...]:
+    """State space of :func:`split_residence`: ``(rows, cols, kind, k, j, jj, free, n1, n2)``.
+
+    States ``(n1, j1, n2, j2)``: customers at station 1 (one of the
+    symmetric stations) and at station 2 (the others aggregated), and the
+    phase of the one in service (``-1`` when empty).  Per transition
+    ``kind`` is 0 (arrival of one of ``free`` customers in the delay), 1
+    (phase change ``j -> jj``), 2 (completion in phase ``j``); ``k`` the
+    station, ``jj`` the phase the next customer starts in (``-1``: none).
+    """
+    keys = [(n1, j1, n2, j2) for n1 in range(pop + 1) for n2 in range(pop + 1 - n1)
+            for j1 in (range(ph) if n1 else (-1,)) for j2 in (range(ph) if n2 else (-1,))]
+    idx = {q: i for i, q in enumerate(keys)}
+    out: list[tuple[int, int, int, int, int, int, int]] = []
+    for i, (n1, j1, n2, j2) in enumerate(keys):
+        st = [(n1, j1), (n2, j2)]
+        free = pop - n1 - n2
+        for k in range(2):
+            n, j = st[k]
+            moves: list[tuple[tuple[int, int], int, int, int]] = []
+            if free:
+                moves += ([((1, jj), 0, j, jj) for jj in range(ph)] if n == 0
+                          else [((n + 1, j), 0, j, -1)])
+            if n:
+                moves += [((n, jj), 1, j, jj) for jj in range(ph) if jj != j]
+                moves += ([((0, -1), 2, j, -1)] if n == 1
+                          else [((n - 1, jj), 2, j, jj) for jj in range(ph)])
+            for new, kind, jf, jj in moves:
+                s2 = list(st)
+                s2[k] = new
+                out.append((i, idx[(s2[0][0], s2[0][1], s2[1][0], s2[1][1])], kind, k, jf, jj,
+                            free))
+    a = np.array(out, dtype=np.int64)
+    n1 = np.array([q[0] for q in keys], dtype=float)
+    j1 = np.array([q[1] for q in keys], dtype=np.int64)
+    return (a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4], a[:, 5], a[:, 6], n1, j1)
+
+
+def split_residence(Z: float, pop: int, S: float, cs2: float,
+                    stations: int) -> tuple[float, float, float]:
+    """``(residence per visit, mean number present, throughput)`` of one of ``stations`` twins.
+
+    ``pop`` customers circulate between a delay (exponential, mean ``Z``)
+    and ``stations`` identical single-server FCFS stations (service
+    :func:`handler_ph` of mean ``S``), one chosen uniformly on leaving the
+    delay.  The chain keeps one station exactly and the ``stations - 1``
+    others as one server ``stations - 1`` times as fast, chosen with
+    probability ``(stations - 1)/stations``.  That aggregate keeps the
+    first-order effect of a long service elsewhere: it holds the customers
+    routed there at ``(stations - 1)/stations`` of the rate for ``1/(stations
+    - 1)`` of the time, the same customer-time as one of the real stations
+    at ``1/stations`` of the rate for the whole service.  With ``stations =
+    2`` it is the twin chain (:func:`pair_residence`) without the mirror
+    lumping.
+
+    Notes
+    -----
+    States :math:`(n_1, j_1, n_2, j_2)` (customers at station 1 and at the
+    aggregate, phase in service), :math:`f = pop - n_1 - n_2` in the delay.
+    With :math:`c` = ``stations``, service :math:`(\alpha, T)`, exit rates
+    :math:`t = -T\mathbf{1}`, the rates are
+
+    .. math::
+
+        f/Z \cdot \tfrac{1}{c} \;(\text{to 1}), \qquad
+        f/Z \cdot \tfrac{c-1}{c} \;(\text{to 2}), \qquad
+        s_k T_{j j'}, \qquad s_k t_j \;(\text{completion}),
+
+    with speeds :math:`s_1 = 1`, :math:`s_2 = c - 1` and a new customer's
+    phase drawn from :math:`\alpha`.  The residence per visit at station 1
+    is Little's :math:`Q_1 / X_1`, :math:`X_1 = \sum_s \pi_s t_{j_1(s)}`.
+
+    Examples
+    --------
+    >>> import math
+    >>> R, Q, X = split_residence(5.0, 6, 1.0, 8.0, 3)
+    >>> math.isclose(Q, X * R), R > 1.0
+    (True, True)
+    """
+    alpha, T = handler_ph(S, cs2)
+    ph = len(alpha)
+    ext = -T.sum(axis=1)
+    c = int(stations)
+    rows, cols, kind, k, j, jj, free, n1, j1 = _split_structure(int(pop), ph)
+    route = np.array([1.0 / c, (c - 1.0) / c])
+    speed = np.array([1.0, c - 1.0])
+    a_jj = np.where(jj >= 0, alpha[np.maximum(jj, 0)], 1.0)
+    rates = np.where(kind == 0, free / Z * route[k] * a_jj,
+                     np.where(kind == 1, speed[k] * T[np.maximum(j, 0), np.maximum(jj, 0)],
+                              speed[k] * ext[np.maximum(j, 0)] * a_jj))
+    pi = _stationary(rows, cols, rates, n1.size)
+    Q = float(pi @ n1)
+    X = float(pi[j1 >= 0] @ ext[j1[j1 >= 0]])
+    return Q / X, Q, X
 
 
 #: iterates the fixed point of :func:`solve_node` remembers for Anderson mixing

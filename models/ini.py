@@ -968,6 +968,24 @@ def _per_point(p: INIParams, names: tuple[str, ...], point: Any,
     return res
 
 
+#: the twin correction of a shared queue is applied up to this many INIs per cluster:
+#: each of its rounds solves the node chain with a K-server hyperexponential station,
+#: and at K = 8 (N = 2) the four or five rounds take 60-70 ms, above the 50 ms budget
+PAIR_MAX_SERVERS = 4
+
+#: the split-station correction of three or more clusters is applied up to this many
+#: customers (:func:`models._node.split_residence`, not lumped: 21 customers and two
+#: phases take 1,000 states, 3-4 ms a solve; at 24 customers a three-cluster point
+#: of the seed-2026 design took 54-60 ms warm, above the 50 ms budget)
+SPLIT_MAX_POP = 21
+
+#: ... and up to this many clusters: at 5-21 clusters (seed-11 design, 200 points
+#: within SPLIT_MAX_POP) it changed nothing that matters (``R`` mean 1.07% -> 1.09%,
+#: max 7.4% -> 7.8%; one INI starving among many is a small effect), at 3-4
+#: clusters it took ``R`` from 2.74% to 2.24% (one INI per cluster, seed 7)
+SPLIT_MAX_CLUSTERS = 4
+
+
 def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
                  cO: float) -> dict[str, Any]:
     """The INI station seen by the node method (see :func:`models._node.solve_node`).
@@ -991,6 +1009,20 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     regularity factor of the closed form (:func:`round_robin_arrival_scv`)
     is not applied: on the seed-2026 design it made round-robin points
     worse (``R`` mean 1.19% against 1.07%).
+
+    With service of at most two phases (``cs2_O >= 0.5``) the station also
+    carries the INIs' mutual starvation (``"pair"``: :func:`_twin_factor`,
+    :func:`_solve_pair_point`): ``pop = clusters x S`` customers (``clusters
+    x N`` for round robin with ``K > 1``: ``K`` sets of single INIs), a
+    cluster's ``K`` shared servers as one server of mean ``O/K``.  Two
+    clusters of one INI: the twin chain itself (exact, ``pop <=``
+    :data:`models._node.PAIR_MAX_POP`); two clusters otherwise: its waiting
+    ratio (same limit; shared queues up to :data:`PAIR_MAX_SERVERS` INIs);
+    three or four clusters (:data:`SPLIT_MAX_CLUSTERS`): the split chain's
+    waiting ratio (:func:`models._node.split_residence`, ``pop <=``
+    :data:`SPLIT_MAX_POP`).
+    Not for static dispatch with ``K > 1``: a PE's home INI is fixed, and
+    its errors there were small (seed-7 design, ``R`` mean 1.2%).
     """
     from models._node import PAIR_MAX_PHASES, PAIR_MAX_POP, handler_ph
 
@@ -1005,21 +1037,80 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     sources = max(1.0, 4.0 * h * r / (h + r))
     out = {"visits": 4.0, "threads": n, "sources": sources, "servers": servers, "S": O,
            "cs2": cO, "phi": 1.0}
-    if (O > 0 and clusters == 2 and K == 1 and 2 * S <= PAIR_MAX_POP
+    rr = dispatch == "round_robin" and K > 1
+    pop = int(round(clusters * (N if rr else S)))
+    if (O > 0 and (K == 1 or dispatch != "static")
+            and not (dispatch == "shared" and K > PAIR_MAX_SERVERS)
+            and clusters <= SPLIT_MAX_CLUSTERS
+            and pop <= (PAIR_MAX_POP if clusters == 2 else SPLIT_MAX_POP)
             and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
-        # the machine's two INIs: every thread visits each twice per round trip
-        out["pair"] = int(round(2 * S))
+        out["pair"] = pop
+        out["pair_S"] = O / K if dispatch == "shared" else O
+        out["pair_rate"] = 1.0
+        out["pair_exact"] = K == 1 and clusters == 2
+        out["pair_stations"] = int(clusters)
     return out
+
+
+def _twin_factor(station: dict[str, Any], lam_o: float, Ro: float) -> float:
+    """The twin-station waiting factor ``f`` of :func:`_solve_pair_point` at ``(lam_o, R_o)``.
+
+    Ratio of the waiting time in the twin chain (two clusters,
+    :func:`models._node.pair_effective`) or the split chain (more clusters,
+    :func:`models._node.split_residence`) to the waiting time in one
+    finite-source station of the same customers, service and arrival rate
+    (:func:`models._node.station_effective`).
+
+    Notes
+    -----
+    With ``pop`` customers, ``c`` clusters, service mean :math:`S_1`
+    (``O``, or ``O/K`` for a shared queue) and the station's visit rate
+    :math:`\lambda`, the chain's delay is set so that station 1 is fed at
+    :math:`\lambda` when the station's residence is :math:`R_o` and the
+    aggregate's (``c - 1`` times as fast, fed ``c - 1`` times as often) is
+    :math:`R_o/(c-1)`:
+
+    .. math::
+
+        Z = \frac{pop}{c \lambda} - \frac{2 R_o}{c}, \qquad
+        f = \frac{R^{chain}_1(Z) - S_1}{R^{single}(\lambda, R_o) - S_1}
+
+    (:math:`c = 2`: :math:`Z = pop/(2\lambda) - R_o`, the twin chain's own
+    setting).  Taking the aggregate's residence as :math:`R_o` instead made
+    the delay too short: the chain ran at up to twice the station's rate
+    and overstated ``R`` by up to 57% at four clusters (seed-7 design).
+    Where the twin chain is the station itself (``pair_exact``) the single
+    station is the one of :func:`_ini_station`, so that the fixed point is
+    the twin chain's.
+    """
+    from models._node import pair_effective, split_residence, station_effective
+
+    pop, S1, cO = station["pair"], station["pair_S"], station["cs2"]
+    lam = lam_o * station["pair_rate"]
+    c = station.get("pair_stations", 2)
+    if c == 2:
+        Rp = pair_effective(lam, Ro, pop, S1, cO)[0]
+    else:
+        Rp = split_residence(max(pop / (c * lam) - 2.0 * Ro / c, 1e-3 * S1), pop, S1, cO, c)[0]
+    if station["pair_exact"]:
+        Rs = station_effective(lam, Ro, station["sources"], station["servers"], S1, cO,
+                               station["phi"])[0]
+    else:
+        Rs = station_effective(lam, Ro, pop, 1, S1, cO)[0]
+    return (Rp - S1) / (Rs - S1) if Rs - S1 > 1e-12 * S1 else 1.0
 
 
 def _station_effective(station: dict[str, Any], lam_o: float, Ro: float) -> tuple[float, float]:
     """``(R_o, Q_o)`` of the INI station of :func:`_ini_station` fed at ``lam_o``."""
     from models._node import pair_effective, station_effective
 
-    if station.get("pair"):
+    if station.get("pair") and station["pair_exact"]:
         return pair_effective(lam_o, Ro, station["pair"], station["S"], station["cs2"])
     R_o, Q_o = station_effective(lam_o, Ro, station["sources"], station["servers"],
                                  station["S"], station["cs2"], station["phi"])[:2]
+    if station.get("pair"):
+        R_o = station["S"] + _twin_factor(station, lam_o, Ro) * (R_o - station["S"])
+        Q_o = lam_o * R_o
     return R_o, Q_o
 
 
@@ -1075,11 +1166,17 @@ def _solve_small_point(W: float, o: float, l_: float, O: float, L: float, ch: fl
 #: most rounds of the twin-station correction (:func:`_solve_pair_point`)
 PAIR_ROUNDS = 12
 
+#: relative tolerance on the twin-station waiting factor (:func:`_solve_pair_point`):
+#: the factor moves the INI waiting time, so 1e-6 of it is far below the model's
+#: error, and it saves one or two rounds (each a node fixed point and a twin-chain
+#: solve, up to 13 ms) against the node method's 1e-7
+PAIR_FACTOR_TOL = 1e-6
+
 
 def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
                       sources: int, station: dict[str, Any], tol: float,
                       max_iter: int) -> dict[str, Any]:
-    """The node method with the twin INIs of a two-cluster machine (``station["pair"]``).
+    """The node method with the INIs' mutual starvation (``station["pair"]``, :func:`_twin_factor`).
 
     The twin-station chain (:func:`models._node.pair_residence`, up to
     :data:`models._node.PAIR_MAX_POP` customers, thousands of states) costs
@@ -1093,11 +1190,13 @@ def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
     .. math:: f = \\frac{R_o^{pair}(\\lambda_o, R_o) - O}{R_o^{single}(\\lambda_o, R_o) - O}
 
     iterated by secant steps on ``F(f) - f`` until ``|F(f) - f| <= tol F(f)``
-    (two or three twin-chain solves).  At that point the residence
-    used is the twin station's, so the fixed point is the one of the twin
-    chain solved at every step.
+    (``tol`` at least :data:`PAIR_FACTOR_TOL`; two to five chain solves).
+    With one INI per cluster at two clusters the residence used at that
+    point is the twin station's, so the fixed point is the one of the twin
+    chain solved at every step; otherwise the twin (split) chain of
+    :func:`_twin_factor` only gives the factor.
     """
-    from models._node import pair_effective, solve_node, station_effective
+    from models._node import solve_node
 
     single = {k: v for k, v in station.items() if k != "pair"}
     delay = 2.0 * l_ + 2.0 * L
@@ -1106,23 +1205,20 @@ def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
         st = dict(single, wait_factor=f) if f != 1.0 else single
         v = solve_node(sources, W, o, ch, delay, station=st, tol=tol, max_iter=max_iter, x0=x0)
         lam_o = station["threads"] * station["visits"] / v["R"]
-        Ro = v["R_o"]
-        Rp = pair_effective(lam_o, Ro, station["pair"], O, cO)[0]
-        Rs = station_effective(lam_o, Ro, single["sources"], single["servers"], O, cO,
-                               single["phi"])[0]
-        return v, ((Rp - O) / (Rs - O) if Rs - O > 1e-12 * O else 1.0)
+        return v, _twin_factor(station, lam_o, v["R_o"])
 
+    ftol = max(tol, PAIR_FACTOR_TOL)
     f0 = 1.0
     v, F0 = run(f0, None)
     its = int(v["iterations"])
-    conv = abs(F0 - f0) <= tol * F0
+    conv = abs(F0 - f0) <= ftol * F0
     f1 = F0
     for _ in range(PAIR_ROUNDS):
         if conv:
             break
         v, F1 = run(f1, (v["R"], v["R_q"], v["R_o"]))
         its += int(v["iterations"])
-        conv = abs(F1 - f1) <= tol * F1
+        conv = abs(F1 - f1) <= ftol * F1
         # secant step on h(f) = F(f) - f (F varies slowly with f: two or three rounds)
         h0, h1 = F0 - f0, F1 - f1
         nxt = f1 - h1 * (f1 - f0) / (h1 - h0) if h1 != h0 else F1

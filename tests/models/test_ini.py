@@ -559,3 +559,69 @@ def test_node_round_trip_non_decreasing_in_w_and_latencies(dispatch, N, K, clust
     r = [float(solve(INIParams(**dict(base, **{which: base[which] * f})), method="node").R)
          for f in (1.0, 2.0)]
     assert r[1] >= r[0] * (1 - 1e-6)
+
+
+@pytest.mark.parametrize("N, K, dispatch, clusters, pop, S1", [
+    (3, 2, "shared", 2, 12, 30.0), (2, 4, "shared", 2, 16, 15.0),
+    (4, 3, "round_robin", 2, 8, 60.0), (5, 1, "static", 2, 10, 60.0),
+    (5, 1, "static", 3, 15, 60.0), (2, 3, "round_robin", 4, 8, 60.0), (1, 2, "shared", 4, 8, 30.0)])
+def test_twin_station_of_two_cluster_machines(N, K, dispatch, clusters, pop, S1):
+    """The twin correction's population and server (a shared queue as one K-times-faster
+    server of all ``clusters S`` customers; round robin as K sets of single INIs with
+    ``clusters N`` customers each); exact only for one INI per cluster at two clusters."""
+    st_ = ini._ini_station(N, K, clusters, dispatch, 60.0, 6.0)
+    assert st_["pair"] == pop and st_["pair_S"] == pytest.approx(S1)
+    assert st_["pair_exact"] == (K == 1 and clusters == 2)
+    assert st_["pair_stations"] == clusters
+
+
+@pytest.mark.parametrize("N, K, dispatch, clusters", [
+    (3, 2, "static", 2), (2, 8, "shared", 2), (20, 2, "shared", 2), (4, 2, "shared", 3),
+    (17, 2, "round_robin", 2), (8, 1, "static", 3), (3, 3, "static", 4), (1, 2, "shared", 5),
+    (1, 1, "static", 12)])
+def test_no_twin_station_outside_its_limits(N, K, dispatch, clusters):
+    """No twin or split correction for static dispatch with K > 1, more than PAIR_MAX_POP
+    customers at two clusters or SPLIT_MAX_POP at three or four, more than
+    SPLIT_MAX_CLUSTERS clusters, or a shared queue of more than PAIR_MAX_SERVERS INIs."""
+    assert "pair" not in ini._ini_station(N, K, clusters, dispatch, 60.0, 6.0)
+
+
+@pytest.mark.parametrize("N, cO", [(4, 6.0), (7, 3.0), (2, 9.0)])
+def test_twin_factor_of_the_fast_server_form_at_one_ini_is_the_exact_one(N, cO):
+    """At K = 1 the fast-server form of the twin factor (``pair_exact`` off: the single
+    station rebuilt from the twin's population) equals the exact twin factor."""
+    st_ = ini._ini_station(N, 1, 2, "shared", 60.0, cO)
+    lam_o, Ro = 4.0 * N / 900.0, 75.0
+    a = ini._twin_factor(st_, lam_o, Ro)
+    b = ini._twin_factor(dict(st_, pair_exact=False), lam_o, Ro)
+    assert a == pytest.approx(b, rel=1e-10) and a > 0.0
+
+
+@pytest.mark.parametrize("N, K, dispatch, clusters", [(3, 2, "shared", 2), (2, 3, "round_robin", 2),
+                                                      (5, 1, "static", 3), (2, 2, "shared", 4)])
+def test_twin_correction_with_several_inis_is_self_consistent(N, K, dispatch, clusters):
+    """K > 1 at two clusters, or more clusters: the node fixed point ends where the single
+    station's waiting time scaled by the twin (split) factor at that point is the INI
+    residence, and the correction lengthens the round trip at cs2_O = 8 (the INIs starve
+    each other in turn)."""
+    from models import _node
+
+    W, o, O, l_, L, co, cO = 50.0, 40.0, 60.0, 5.0, 20.0, 4.0, 8.0
+    st_ = ini._ini_station(N, K, clusters, dispatch, O, cO)
+    sources = N * K * (clusters - 1)
+    v = ini._solve_pair_point(W, o, l_, O, L, co, cO, sources, st_, 1e-9, 200)
+    assert v["converged"]
+    n = st_["threads"]
+    lam_o = 4.0 * n / v["R"]
+    single = {k: x for k, x in st_.items() if k != "pair"}
+    Rs = _node.station_effective(lam_o, v["R_o"], single["sources"], single["servers"], O, cO,
+                                 single["phi"])[0]
+    f = ini._twin_factor(st_, lam_o, v["R_o"])
+    assert v["R_o"] == pytest.approx(O + f * (Rs - O), rel=1e-5)
+    plain = _node.solve_node(sources, W, o, co, 2 * l_ + 2 * L, station=single, tol=1e-9)
+    assert f > 1.0 and v["R"] > plain["R"]
+    # Little's law at the INI station and the round trip's parts
+    r = solve(INIParams(N=N, K=K, clusters=clusters, W=W, o=o, O=O, l=l_, L=L, cs2_o=co, cs2_O=cO,
+                        dispatch=dispatch), method="node")
+    assert float(r.R) == pytest.approx(v["R"], rel=1e-5)
+    assert float(r.Q_o) == pytest.approx(4.0 * N * float(r.R_o) / float(r.R), rel=1e-9)

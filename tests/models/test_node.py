@@ -394,3 +394,39 @@ def test_unshipped_structure_is_enumerated():
     r = _node._solve_full_chain(3, 100.0, 30.0, 2.0, 20.0, 2)
     parts = r["R_w"] + r["R_p"] + r["R_q"] + r["R_y"] + 40.0
     assert parts == pytest.approx(r["R"], rel=1e-10)
+
+
+def _split_mva(pop: int, Z: float, S: float, c: int) -> tuple[float, float, float]:
+    """Exact MVA of the split-station network: station 1 (visit 1/c, mean S) and the others
+    as one server of mean S/(c-1) (visit (c-1)/c), delay Z."""
+    qa = qb = 0.0
+    for n in range(1, pop + 1):
+        ra, rb = S * (1.0 + qa), S / (c - 1) * (1.0 + qb)
+        X = n / (Z + ra / c + (c - 1) / c * rb)
+        qa, qb = X / c * ra, X * (c - 1) / c * rb
+    return ra, qa, X / c
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 14), st.floats(0.01, 100.0), st.floats(0.1, 10.0), st.integers(2, 6))
+def test_split_stations_exponential_equal_mva(pop, Z, S, c):
+    """With exponential service the split-station chain is product form: exact MVA of the
+    network it describes; Little's law and 0 < U <= 1 at station 1."""
+    Rv, Q, X = _node.split_residence(Z, pop, S, 1.0, c)
+    Rm, Qm, Xm = _split_mva(pop, Z, S, c)
+    assert Rv == pytest.approx(Rm, rel=1e-9)
+    assert Q == pytest.approx(Qm, rel=1e-9) and X == pytest.approx(Xm, rel=1e-9)
+    assert Q == pytest.approx(X * Rv, rel=1e-12) and 0 < X * S <= 1 + 1e-12
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 12), st.floats(0.05, 50.0), st.sampled_from([0.5, 2.0, 9.0]))
+def test_split_stations_of_two_are_the_twin_chain(pop, Z, cs2):
+    """Two stations: the split chain (not lumped) is the twin chain (mirror states lumped);
+    one customer never waits; more customers never shorten the residence."""
+    a = _node.split_residence(Z, pop, 1.0, cs2, 2)
+    b = _node.pair_residence(Z, pop, 1.0, cs2)
+    assert a == pytest.approx(b, rel=1e-9)
+    assert _node.split_residence(Z, 1, 1.0, cs2, 3)[0] == pytest.approx(1.0, rel=1e-9)
+    assert (_node.split_residence(Z, pop + 1, 1.0, cs2, 3)[0]
+            >= _node.split_residence(Z, pop, 1.0, cs2, 3)[0] * (1 - 1e-12))
