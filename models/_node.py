@@ -715,9 +715,9 @@ def _split_structure(pop: int, ph: int) -> tuple[np.ndarray, ...]:
                 out.append((i, idx[(s2[0][0], s2[0][1], s2[1][0], s2[1][1])], kind, k, jf, jj,
                             free))
     a = np.array(out, dtype=np.int64)
-    n1 = np.array([q[0] for q in keys], dtype=float)
-    j1 = np.array([q[1] for q in keys], dtype=np.int64)
-    return (a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4], a[:, 5], a[:, 6], n1, j1)
+    n1_all = np.array([q[0] for q in keys], dtype=float)
+    j1_all = np.array([q[1] for q in keys], dtype=np.int64)
+    return (a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4], a[:, 5], a[:, 6], n1_all, j1_all)
 
 
 def split_residence(Z: float, pop: int, S: float, cs2: float,
