@@ -683,14 +683,15 @@ def pair_effective(lam: float, Ro: float, pop: int, S: float, cs2: float) -> tup
 
 @functools.lru_cache(maxsize=32)
 def _split_structure(pop: int, ph: int) -> tuple[np.ndarray, ...]:
-    """State space of :func:`split_residence`: ``(rows, cols, kind, k, j, jj, free, n1, n2)``.
+    """State space of :func:`split_residence`: ``(rows, cols, kind, k, j, jj, free, n1, j1)``.
 
     States ``(n1, j1, n2, j2)``: customers at station 1 (one of the
     symmetric stations) and at station 2 (the others aggregated), and the
     phase of the one in service (``-1`` when empty).  Per transition
     ``kind`` is 0 (arrival of one of ``free`` customers in the delay), 1
     (phase change ``j -> jj``), 2 (completion in phase ``j``); ``k`` the
-    station, ``jj`` the phase the next customer starts in (``-1``: none).
+    station, ``jj`` the phase the next customer starts in (``-1``: none); per
+    state ``n1`` and ``j1`` of station 1.
     """
     keys = [(n1, j1, n2, j2) for n1 in range(pop + 1) for n2 in range(pop + 1 - n1)
             for j1 in (range(ph) if n1 else (-1,)) for j2 in (range(ph) if n2 else (-1,))]

@@ -993,6 +993,23 @@ def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float, first: float
     return P0, Wq, Wq + P0 * (S + Wp + first) + (1.0 - P0) * S
 
 
+def _backlog_wait(lam_s: float, EB2: float, v: float, rho_o: float) -> float:
+    """Mean wait of an ordinary handler for the backlog sequential episodes leave.
+
+    During an episode's lost capacity ``B`` (the drain and the sequential
+    handler, second moment ``EB2``) ordinary handlers are held back; they are
+    worked off at the spare rate, a fluid area per episode of
+    ``lambda_o E[B^2] rho_o / (2 (1 - rho_o))``.  With episodes at rate
+    ``lam_s`` forming an M/G/1 queue of load ``v``:
+    ``lam_s E[B^2] / (2 (1 - v)) * rho_o / (1 - rho_o)`` (``rho_o`` the
+    ordinary handlers' load per processor, kept below 1).
+    """
+    if lam_s <= 0.0:
+        return 0.0
+    rho_o = min(rho_o, 1.0 - 1e-12)
+    return lam_s * EB2 / 2.0 / (1.0 - v) * rho_o / (1.0 - rho_o)
+
+
 def _batch_interrupts(k: int, nu: float, theta: float) -> float:
     """Mean number of interrupts by the batch a sequential episode released (multiplexed).
 
@@ -1140,10 +1157,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     # busy); the handlers held back meanwhile (lambda_o B) are worked off at
     # the spare rate k / S - lambda_o, a fluid area lambda_o E[B^2] rho_o /
     # (2 (1 - rho_o)) per episode beyond the residual above
-    rho_o = min(lam * (1.0 - fs) * Sq / k, 1.0 - 1e-12)
     B1 = drain + S + first
-    EB2 = B1 * B1 + cs2 * S * S + varD
-    Wres_o = Wres + lam_s * EB2 / 2.0 / (1.0 - v) * rho_o / (1.0 - rho_o)
+    Wres_o = Wres + _backlog_wait(lam_s, B1 * B1 + cs2 * S * S + varD, v,
+                                  lam * (1.0 - fs) * Sq / k)
     R_k = float(np.sum(p * Ri))
     R = fk * (R_k + Wres_o) + fn * (Wp + S + first + Wres_o) \
         + fs * (Wp + Wres + C + S + first)
@@ -1271,10 +1287,7 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
     Wres = lam_s * E2 / 2.0 / (1.0 - v) if lam_s > 0.0 else 0.0
     # the backlog an episode's lost capacity (drain and sequential handler) leaves,
     # as in the key-aware shared queue (_keyed_point)
-    rho_o = min(lam_o * Sb / k, 1.0 - 1e-12)
-    EB2 = (drain + S) ** 2 + V + varD
-    Wres_o = Wres + (lam_s * EB2 / 2.0 / (1.0 - v) * rho_o / (1.0 - rho_o)
-                     if lam_s > 0.0 else 0.0)
+    Wres_o = Wres + _backlog_wait(lam_s, (drain + S) ** 2 + V + varD, v, lam_o * Sb / k)
     R = fk * (Wp + float(np.sum(p * hold)) + Wres_o) + fn * (Wp + S + Wres_o) \
         + fs * (Wp + Wres + C + S)
     busy = lam_k * float(np.sum(p * hold)) + (lam_n + lam_s) * S
