@@ -436,6 +436,23 @@ def _factor(A: _Csc, pivot: bool = False) -> Any:
                     diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
 
 
+def _dot(x: np.ndarray, y: np.ndarray) -> float:
+    """``x @ y`` of two vectors without BLAS (:func:`numpy.einsum`'s own loop).
+
+    OpenBLAS splits a dot product of more than 10,000 elements over its threads;
+    on a machine whose cores are busy, each such call then waits milliseconds for
+    them (the chains of 11-16 threads have 10,000-12,500 states: GMRES's
+    Gram-Schmidt loop took 80% of a solve there).  Single-threaded, the product
+    costs microseconds.
+    """
+    return float(np.einsum("i,i->", x, y))
+
+
+def _norm(x: np.ndarray) -> float:
+    """Euclidean norm of a vector by :func:`_dot` (``numpy.linalg.norm`` calls BLAS)."""
+    return float(np.sqrt(_dot(x, x)))
+
+
 def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: int,
            cycles: int) -> tuple[np.ndarray, bool, int]:
     r"""Restarted GMRES, right-preconditioned by ``M`` (a function: :math:`M^{-1} v`).
@@ -446,14 +463,14 @@ def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: i
     steps)`` (``steps``: preconditioner applications).
     Modified Gram-Schmidt Arnoldi with Givens rotations (Saad and Schultz 1986).
     """
-    atol = tol * float(np.linalg.norm(b))
+    atol = tol * _norm(b)
     if atol == 0.0:
         return np.zeros_like(b), True, 0
     n = b.size
     steps = 0
     for _ in range(cycles):
         r = b - A @ x
-        beta = float(np.linalg.norm(r))
+        beta = _norm(r)
         if beta <= atol:
             return x, True, steps
         V = np.empty((restart + 1, n))
@@ -469,9 +486,9 @@ def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: i
             steps += 1
             w = A @ Z[j]
             for i in range(j + 1):
-                H[i, j] = float(V[i] @ w)
+                H[i, j] = _dot(V[i], w)
                 w -= H[i, j] * V[i]
-            h = float(np.linalg.norm(w))
+            h = _norm(w)
             for i in range(j):                 # the earlier rotations on the new column
                 t = cs[i] * H[i, j] + sn[i] * H[i + 1, j]
                 H[i + 1, j] = -sn[i] * H[i, j] + cs[i] * H[i + 1, j]
@@ -488,8 +505,8 @@ def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: i
         if H[k - 1, k - 1] == 0.0:
             break
         y = np.linalg.solve(np.triu(H[:k, :k]), g[:k])
-        x = x + y @ Z[:k]
-    return x, float(np.linalg.norm(b - A @ x)) <= atol, steps
+        x = x + np.einsum("i,ij->j", y, Z[:k])
+    return x, _norm(b - A @ x) <= atol, steps
 
 
 #: GMRES steps of a solve beyond which the next solve refactorises at its rates instead
@@ -718,16 +735,16 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
             rate = ch.base * np.array([1.0, lam, 1.0 / D])[ch.mode]
             # the linear solves need only be a little more accurate than the fixed point
             pi = _stationary(ch, rate, n, cache, tol=float(np.clip(1e-3 * res, 1e-12, 1e-6)))
-            X_new = float(pi @ running) / C
-            arr = lam * float(pi @ ch.arr_unit)
-            R_y = float(pi @ y_) / arr if arr > 0 else means[2]
+            X_new = _dot(pi, running) / C
+            arr = lam * _dot(pi, ch.arr_unit)
+            R_y = _dot(pi, y_) / arr if arr > 0 else means[2]
             D_new = max(T_x + R_y, floor)      # floor: no network time and no reply queue
             lam_new = max(lam * X_new / arr if arr > 0 else lam, 1e-300)
             res = max(abs(lam_new / lam - 1.0), abs(D_new / D - 1.0))
             if res < tol:
                 conv = True
                 break
-            if cap < ycap and it >= 2 and float(pi @ (y_ >= cap)) > 100 * Y_TAIL:
+            if cap < ycap and it >= 2 and _dot(pi, (y_ >= cap)) > 100 * Y_TAIL:
                 abandoned = True               # the small cap will not do: rebuild now
                 break
             z = acc.step(z, np.log([lam_new, D_new]))
@@ -736,7 +753,7 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
         anchor = ch.S[:, cache["pat"]["ref"]].copy() if "pat" in cache else None
         anchor_stages = stages
         # the truncation: the probability of a full reply queue bounds what it loses
-        if cap < ycap and (not conv or float(pi @ (y_ >= cap)) > Y_TAIL):
+        if cap < ycap and (not conv or _dot(pi, (y_ >= cap)) > Y_TAIL):
             cap = ycap
             if not conv and not abandoned:     # failed: again from the contention-free point
                 lam, D = lam0, D0
@@ -752,21 +769,21 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
             anchor = None
     it = it_all
     assert pi is not None
-    X = float(pi @ running) / C
-    busy = float(pi @ (kind_ != 0))
-    P_int = lam * float(pi @ ch.int_unit) / X
-    P_blk = lam * float(pi @ ch.blk_unit) / X
+    X = _dot(pi, running) / C
+    busy = _dot(pi, (kind_ != 0))
+    P_int = lam * _dot(pi, ch.int_unit) / X
+    P_blk = lam * _dot(pi, ch.blk_unit) / X
     if merged:   # queued local handlers: half sends, half responses
         q_send = q_resp = 0.5 * qs_
     else:
         q_send, q_resp = qs_, qw_
-    R_q = float(pi @ (q_send + (kind_ == 1))) / X
-    R_r = float(pi @ (q_resp + (kind_ == 3))) / X
-    R_yv = float(pi @ y_) / X
-    R_w = float(pi @ c_) / X
+    R_q = _dot(pi, (q_send + (kind_ == 1))) / X
+    R_r = _dot(pi, (q_resp + (kind_ == 3))) / X
+    R_yv = _dot(pi, y_) / X
+    R_w = _dot(pi, c_) / X
     R = n_c / X
     D_pp = sum(means.values()) + 3 * extra
-    P_all = float(pi @ ((n_c - c_) == 0))
+    P_all = _dot(pi, ((n_c - c_) == 0))
     return dict(R=R, X=X, R_w=R_w, R_q=R_q, R_y=R_yv, R_r=R_r, U=busy, D=D_pp + P_int * O,
                 P_all=P_all, P_int=P_int, P_blk=P_blk, conv=conv, it=it, res=float(res),
                 asym=0.0,
