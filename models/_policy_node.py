@@ -514,6 +514,11 @@ def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: i
 #: of 2-8 threads costs about as much as 40-80 of its triangular solves)
 GMRES_REFACTOR_STEPS = 20
 
+#: work of one triangular solve (forward and back substitution) relative to a
+#: factorisation, per non-zero of the factors (for the work budget: measured on the
+#: chains of 9-16 threads, a solve costs 1/10 to 1/30 of their factorisation)
+SOLVE_WORK = 0.1
+
 
 def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
                 tol: float = 1e-11) -> np.ndarray:
@@ -529,6 +534,11 @@ def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
     solution, to the backward error ``tol`` (the fixed point asks for less
     while it is far from converged), and refactorise at the current rates
     when 40 GMRES steps do not reach it.
+
+    ``cache["work"]`` accumulates the solve's work in non-zeros of the LU factors:
+    each factorisation adds the factors' non-zeros (``SuperLU.nnz``), each
+    triangular solve (a direct solve or a GMRES step) :data:`SOLVE_WORK` times
+    that (a deterministic measure of cost for the budget of :func:`solve_point`).
     """
     if n == 1:
         return np.ones(1)
@@ -539,6 +549,7 @@ def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
     if "lu" in cache and cache.get("steps", 0) <= GMRES_REFACTOR_STEPS:
         x, _, cache["steps"] = _gmres(A, cache["lu"].solve, b, cache["x"], tol, restart=20,
                                       cycles=2)
+        cache["work"] = cache.get("work", 0.0) + SOLVE_WORK * cache["steps"] * cache["lu"].nnz
         if not _backward_ok(A, x, b, max(tol, 1e-13)):
             x = None
     else:
@@ -546,6 +557,7 @@ def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
     if x is None:
         lu = _factor(A)
         x = lu.solve(b)
+        cache["work"] = cache.get("work", 0.0) + (1.0 + SOLVE_WORK) * lu.nnz
         top = int(np.argmax(x))
         if x[top] > 1e3:                       # re-anchor at the most probable state
             ref = cache["pat"]["ref"]
@@ -553,9 +565,11 @@ def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
             A, b = _system(ch, rate, n, cache["pat"])
             lu = _factor(A)
             x = lu.solve(b)
+            cache["work"] += (1.0 + SOLVE_WORK) * lu.nnz
         if not _backward_ok(A, x, b, 1e-10):   # no pivoting went wrong: pivot after all
             lu = _factor(A, pivot=True)
             x = lu.solve(b)
+            cache["work"] += (1.0 + SOLVE_WORK) * lu.nnz
         cache["lu"] = lu
     cache["x"] = x
     pi = np.insert(x, cache["pat"]["ref"], 1.0)
@@ -619,7 +633,7 @@ class _Anderson:
 
 
 def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
-                max_iter: int = 200) -> dict[str, Any]:
+                max_iter: int = 200, max_work: float | None = None) -> dict[str, Any]:
     r"""Solve the node chain of one parameter point (floats in ``v``) by the fixed point.
 
     Parameters
@@ -630,6 +644,11 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     policy : {"fixed", "floating", "single"}
     tol, max_iter : float, int
         Relative tolerance and most iterations of the fixed point.
+    max_work : float, optional
+        Budget of the linear solves in non-zeros of the LU factors (see
+        :func:`_stationary`; about 10 ns of CPU each on the development machine):
+        past it the fixed point stops unconverged (``conv`` False, ``over_budget``
+        True).  None: no budget.
 
     Returns
     -------
@@ -637,7 +656,9 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
         ``R, X, R_w, R_q, R_y, R_r, U, D, P_all, P_int, P_blk`` (blocked
         arrivals per request), ``conv, it, res``, ``states`` and ``asym``
         (two-node chain: relative difference of the two nodes' throughputs,
-        0 by symmetry up to rounding; 0 for the decomposition).
+        0 by symmetry up to rounding; 0 for the decomposition), ``work``
+        (the linear solves' work, as ``max_work``; 0 for the two-node chain) and
+        ``over_budget``.
 
     Notes
     -----
@@ -698,7 +719,7 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
                         PAIR_ORDER) for key in ph}
         out = _pair_solve(v, policy, n_c, php, means, extra, O, T_x, C, PAIR_LEGS)
         if out is not None:
-            return out
+            return {**out, "work": 0.0, "over_budget": False}
     X = n_c / (C + T_x + sum(means.values()) + 3 * extra)      # contention-free start
     lam = X / max(M, 1)
     D = T_x + means[2] + extra
@@ -707,6 +728,7 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     stages = _stages(T_x, s_y, s_y, means[2], cs2, kmax)
     lam0, D0 = lam, D
     it_all, built, restaged = 0, 0, False
+    work, over = 0.0, False
     # the reply queue is first truncated at Y_CAP_FIRST, and at ycap if that loses mass
     cap = min(ycap, Y_CAP_FIRST)
     anchor: np.ndarray | None = None
@@ -735,6 +757,9 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
             rate = ch.base * np.array([1.0, lam, 1.0 / D])[ch.mode]
             # the linear solves need only be a little more accurate than the fixed point
             pi = _stationary(ch, rate, n, cache, tol=float(np.clip(1e-3 * res, 1e-12, 1e-6)))
+            if max_work is not None and work + cache.get("work", 0.0) > max_work:
+                over = True                    # out of budget: unconverged
+                break
             X_new = _dot(pi, running) / C
             arr = lam * _dot(pi, ch.arr_unit)
             R_y = _dot(pi, y_) / arr if arr > 0 else means[2]
@@ -749,6 +774,9 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
                 break
             z = acc.step(z, np.log([lam_new, D_new]))
         it_all += it
+        work += cache.get("work", 0.0)
+        if over:
+            break
         # the state compositions keep their meaning while the stage count does
         anchor = ch.S[:, cache["pat"]["ref"]].copy() if "pat" in cache else None
         anchor_stages = stages
@@ -786,8 +814,7 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     P_all = _dot(pi, ((n_c - c_) == 0))
     return dict(R=R, X=X, R_w=R_w, R_q=R_q, R_y=R_yv, R_r=R_r, U=busy, D=D_pp + P_int * O,
                 P_all=P_all, P_int=P_int, P_blk=P_blk, conv=conv, it=it, res=float(res),
-                asym=0.0,
-                states=n)
+                asym=0.0, states=n, work=work, over_budget=over)
 
 
 #: most joint states of the two-node chain (``nodes == 2``) built by :func:`_pair_chain`
