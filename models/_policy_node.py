@@ -57,7 +57,7 @@ MAX_ORDER = 3
 #: n_c^2 instead of n_c^3)
 SPLIT_THREADS = 4
 #: most compute threads per node the chain accepts: the declared domain's largest p (its state
-#: count grows as n_c^2 Y_CAP: 2,000-12,500 states at 9-16 threads, 1 s to minutes a point)
+#: count grows as n_c^2 Y_CAP: 2,700-12,500 states at 9-16 threads, a median 0.5 s a point)
 MAX_THREADS = 16
 #: most Erlang stages of the remote trip per compute-thread count (the trip is deterministic
 #: network latency plus the remote reply's residence; an exponential trip adds queueing a
@@ -646,7 +646,7 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
         Relative tolerance and most iterations of the fixed point.
     max_work : float, optional
         Budget of the linear solves in non-zeros of the LU factors (see
-        :func:`_stationary`; about 10 ns of CPU each on the development machine):
+        :func:`_stationary`; 20-60 ns of CPU each on the development machine):
         past it the fixed point stops unconverged (``conv`` False, ``over_budget``
         True).  None: no budget.
 

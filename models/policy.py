@@ -614,17 +614,17 @@ AUTO_GRID_LIMIT = 1000
 
 #: most compute threads per node for which ``"auto"`` takes the node chain on >= 3 nodes:
 #: the declared domain's largest (16).  At 9-16 threads the chain has 2,700-12,500 states
-#: and a point costs a median 0.4 s (CPU); on 104 held-out points there its mean error is
-#: 3-5 times below MVA's (see the docs, "The chain at 9-16 threads"); its worst case is
+#: and a point costs a median 0.4 s (CPU); on 415 held-out points there its mean error is
+#: 2-4 times below MVA's (see the docs, "The default at 9-16 threads"); its worst case is
 #: bounded by :data:`AUTO_NODE_WORK`
 AUTO_NODE_THREADS = 16
 
 #: the node chain's budget under ``"auto"``, in non-zeros of its LU factors (each
 #: factorisation counts its factors' non-zeros, each triangular solve a tenth of them:
 #: ``max_work`` of :func:`models._policy_node.solve_point`; 20-60 ns of CPU each on the
-#: development machine, so about 2-6 s); a point over it is solved by closed-network MVA
+#: development machine, so about 4-12 s); a point over it is solved by closed-network MVA
 #: and ``result.method`` says so
-AUTO_NODE_WORK = 1e8
+AUTO_NODE_WORK = 2e8
 
 #: most estimated CPU seconds (:func:`_node_seconds`) ``"auto"`` spends on the node chain
 #: in one call; beyond, closed-network MVA at those points as well
@@ -915,7 +915,7 @@ def _auto_node_mask(a: Mapping[str, np.ndarray], policy: str) -> np.ndarray:
     """Grid points ``method="auto"`` solves by the node chain (where it is the more accurate).
 
     Measured on random designs (docs, section "Accuracy"): the decomposed chain on at
-    least 3 nodes with at most :data:`AUTO_NODE_THREADS` compute threads, and the
+    least 3 nodes with at most :data:`AUTO_NODE_THREADS` (16) compute threads, and the
     two-node chain (at most ``PAIR_THREADS`` threads per node on two nodes; the
     decomposition of two nodes of several threads misses by up to 16%, where
     closed-network MVA stays within 4%); closed-network MVA elsewhere.  Nothing when
@@ -1021,16 +1021,18 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         node whatever ``params.p``; ``"fixed"`` needs ``p >= 2``.
     **options
         ``method``: ``"auto"`` (default: ``"node"`` at the points with at
-        most :data:`AUTO_NODE_THREADS` compute threads per node on at least
+        most :data:`AUTO_NODE_THREADS` (16) compute threads per node on at least
         three nodes, or one thread on two nodes, when their estimated cost is
-        at most :data:`AUTO_NODE_SECONDS`, and ``"mva"`` elsewhere
+        at most :data:`AUTO_NODE_SECONDS`, each under the work budget
+        :data:`AUTO_NODE_WORK` (a point over it, or unconverged, by ``"mva"``,
+        which ``result.method`` says), and ``"mva"`` elsewhere
         on a grid of at most :data:`AUTO_GRID_LIMIT` unique points, else
         ``"fixed-point"`` with a warning; chosen by the accuracy measured on
         random designs, see the docs), ``"node"`` (the
         node-level Markov chain with phase-type handlers and a fixed point on
         the arrival rates -- on two nodes with one thread each, both nodes in
         one chain -- see the docs; at most 16 compute threads per node,
-        0.02 s to a few seconds per point, up to minutes at 9-16 threads),
+        0.02 s to a few seconds per point, without a budget),
         ``"mva"`` (closed-network MVA of
         :func:`mva.solve`: exact when the population lattice
         ``(n_c + 1) ** nodes`` of every grid point is at most
