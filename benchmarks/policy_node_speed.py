@@ -109,7 +109,7 @@ BANDS = ((1, 1), (2, 4), (5, 8), (9, 16))
 def against(rev: str, d: Any, points: int, max_threads: int = 8) -> None:
     """Time the node chain of git revision ``rev`` and the current one on the same points.
 
-    CPU seconds (``time.process_time``) of :func:`models._policy_node.solve_point` at
+    CPU seconds (``time.process_time``; the wall time on the next line) of :func:`models._policy_node.solve_point` at
     most :data:`models.policy.AUTO_NODE_MAX_ITER` iterations (as ``auto`` runs it), the
     current one also under ``auto``'s work budget :data:`models.policy.AUTO_NODE_WORK`;
     median / p95 / max per band of compute threads (at most ``max_threads``), the
@@ -151,9 +151,10 @@ def against(rev: str, d: Any, points: int, max_threads: int = 8) -> None:
             v = {k: float(x) for k, x in zip(names, uniq[0])}
             row: dict[str, Any] = {"n_c": n_c}
             for lab, mod in (("old", old), ("new", new)):
-                t = time.process_time()
+                t, w = time.process_time(), time.perf_counter()
                 r = mod.solve_point(v, pol, tol=1e-9, max_iter=AUTO_NODE_MAX_ITER, **budget[lab])
                 row[lab] = time.process_time() - t
+                row[lab + "_wall"] = time.perf_counter() - w
                 row[lab + "_it"], row[lab + "_conv"] = int(r["it"]), bool(r["conv"])
                 row[lab + "_X"] = r["X"]
                 row[lab + "_over"] = bool(r.get("over_budget", False))
@@ -174,11 +175,14 @@ def against(rev: str, d: Any, points: int, max_threads: int = 8) -> None:
         it = {lab: [r[lab + "_it"] for r in rs] for lab in ("old", "new")}
         both = [r for r in rs if r["old_conv"] and r["new_conv"]]
         dX = max((abs(r["new_X"] / r["old_X"] - 1.0) for r in both), default=0.0)
+        wall = [np.array([r[lab + "_wall"] for r in rs]) * 1e3 for lab in ("old", "new")]
         print(f"  {f'{lo}-{hi}':>6s} {len(rs):4d} {cells[0]} {cells[1]}  "
               f"{np.median(it['old']):4.0f} {max(it['old']):4d} / {np.median(it['new']):4.0f} "
               f"{max(it['new']):4d}  {sum(not r['old_conv'] for r in rs):6d} / "
               f"{sum(not r['new_conv'] for r in rs):3d}  {sum(r['new_over'] for r in rs):6d}  "
               f"{dX:9.1e}")
+        print(f"  {'':>6s} {'wall':>4s} " + " ".join(
+            f"{np.median(x):8.0f} {np.percentile(x, 95):8.0f} {x.max():8.0f}" for x in wall))
 
 
 def main() -> None:
