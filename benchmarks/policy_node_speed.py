@@ -3,11 +3,12 @@
 Draws ``--points`` points with :func:`mva.params.design` (scrambled Sobol, fixed
 seed) over the declared domain of :class:`models.policy.PolicyParams` and times,
 per policy, one-point solves by the node chain (``method="node"``, up to
-``--node-threads`` compute threads per node: at 9-16 a point can take minutes),
+``--node-threads`` compute threads per node: at 9-16 a point takes seconds),
 closed-network MVA (``method="mva"``, the strongest baseline: exact MVA on
 small lattices, else Bard-Schweitzer), the vectorised fixed point and the
 default ``auto`` (the node chain at up to :data:`models.policy.AUTO_NODE_THREADS`
-compute threads on >= 3 nodes and at one thread on two, MVA elsewhere).
+compute threads (16) on >= 3 nodes under the work budget
+:data:`models.policy.AUTO_NODE_WORK`, and at one thread on two, MVA elsewhere).
 Prints the CPU of a first and a second solve in fresh interpreters (the
 compiled SciPy kernels of :mod:`mva._scipy_kernels` against SciPy's public
 functions, :func:`first_solves`), mean / median / max milliseconds per solve by
@@ -19,13 +20,16 @@ by the default method (the vectorised fixed point, with a warning, above
 
 ``--against REV`` also times the node chain of git revision ``REV``
 (``models/_policy_node.py`` as it was there, loaded from ``git show``) on the
-same points (at most 8 threads, the decomposition only) and prints both
-solvers' cost, fixed-point iterations and their largest throughput difference.
+same points (at most ``--against-threads`` compute threads, 8 by default, the
+decomposition only) and prints both solvers' CPU per band of compute threads,
+fixed-point iterations and their largest throughput difference.
 
 Usage::
 
     python -m benchmarks.policy_node_speed --points 32 --seed 3 --node-threads 16
     python -m benchmarks.policy_node_speed --points 24 --seed 11 --against 039183f
+    python -m benchmarks.policy_node_speed --points 64 --seed 5 --against 3d0c838 \
+        --against-threads 16 --against-only
 """
 
 from __future__ import annotations
@@ -98,14 +102,28 @@ def first_solves(repeats: int = 3) -> None:
                   f"{first - second:7.0f}   {int(mods)}")
 
 
-def against(rev: str, d: Any, points: int) -> None:
-    """Time the node chain of git revision ``rev`` and the current one on the same points."""
+#: compute-thread bands of the ``--against`` table
+BANDS = ((1, 1), (2, 4), (5, 8), (9, 16))
+
+
+def against(rev: str, d: Any, points: int, max_threads: int = 8) -> None:
+    """Time the node chain of git revision ``rev`` and the current one on the same points.
+
+    CPU seconds (``time.process_time``; the wall time on the next line) of :func:`models._policy_node.solve_point` at
+    most :data:`models.policy.AUTO_NODE_MAX_ITER` iterations (as ``auto`` runs it), the
+    current one also under ``auto``'s work budget :data:`models.policy.AUTO_NODE_WORK`;
+    median / p95 / max per band of compute threads (at most ``max_threads``), the
+    fixed-point iterations, and the largest throughput difference at the points both
+    converged (at most 8 threads, where the results must not drift, and at 9-16).
+    """
     import importlib.util
+    import inspect
     import os
     import tempfile
 
     import models._policy_node as new
-    from models.policy import PolicyParams, _arrays, _unique_points
+    from models.policy import (AUTO_NODE_MAX_ITER, AUTO_NODE_WORK, PolicyParams, _arrays,
+                               _unique_points)
 
     src = subprocess.run(["git", "show", f"{rev}:models/_policy_node.py"], capture_output=True,
                          text=True, check=True).stdout
@@ -118,33 +136,53 @@ def against(rev: str, d: Any, points: int) -> None:
         old = importlib.util.module_from_spec(spec)
         sys.modules["old_policy_node"] = old       # dataclasses look their module up
         spec.loader.exec_module(old)
-    T: dict[str, list[float]] = {"old": [], "new": []}
-    its: dict[str, list[int]] = {"old": [], "new": []}
-    diff = 0.0
+    budget = {"old": {}, "new": {}}
+    if "max_work" in inspect.signature(old.solve_point).parameters:
+        budget["old"] = {"max_work": AUTO_NODE_WORK}
+    budget["new"] = {"max_work": AUTO_NODE_WORK}
+    rows: list[dict[str, Any]] = []
     for i in range(points):
         kw = {k: (int(d[k][i]) if k in ("p", "nodes") else float(d[k][i])) for k in FIELDS}
         for pol in ("fixed", "floating", "single"):
             n_c = {"fixed": kw["p"] - 1, "floating": kw["p"], "single": 1}[pol]
-            if (pol == "fixed" and kw["p"] < 2) or n_c > 8 or (kw["nodes"] == 2 and n_c == 1):
+            if (pol == "fixed" and kw["p"] < 2) or n_c > max_threads or kw["nodes"] == 2:
                 continue
             names, uniq, _ = _unique_points(_arrays(PolicyParams(**kw), pol))
             v = {k: float(x) for k, x in zip(names, uniq[0])}
-            X = {}
+            row: dict[str, Any] = {"n_c": n_c}
             for lab, mod in (("old", old), ("new", new)):
-                t = time.perf_counter()
-                r = mod.solve_point(v, pol, tol=1e-9, max_iter=500)
-                T[lab].append(time.perf_counter() - t)
-                its[lab].append(int(r["it"]))
-                X[lab] = r["X"]
-            diff = max(diff, abs(X["new"] / X["old"] - 1.0))
-    print(f"\nnode chain of {rev} against the current one, same points (<= 8 threads, "
-          f"decomposition): ms per point and fixed-point iterations")
-    for lab in ("old", "new"):
-        ms = np.array(T[lab]) * 1e3
-        print(f"  {lab:4s} n={ms.size:3d} median {np.median(ms):7.1f} mean {ms.mean():7.1f} "
-              f"p95 {np.percentile(ms, 95):7.1f} max {ms.max():7.1f}; iterations median "
-              f"{np.median(its[lab]):.0f} max {max(its[lab])}")
-    print(f"  largest relative throughput difference: {diff:.1e}")
+                t, w = time.process_time(), time.perf_counter()
+                r = mod.solve_point(v, pol, tol=1e-9, max_iter=AUTO_NODE_MAX_ITER, **budget[lab])
+                row[lab] = time.process_time() - t
+                row[lab + "_wall"] = time.perf_counter() - w
+                row[lab + "_it"], row[lab + "_conv"] = int(r["it"]), bool(r["conv"])
+                row[lab + "_X"] = r["X"]
+                row[lab + "_over"] = bool(r.get("over_budget", False))
+            rows.append(row)
+    print(f"\nnode chain of {rev} against the current one, same points (decomposition, at most "
+          f"{AUTO_NODE_MAX_ITER} iterations; current under the work budget {AUTO_NODE_WORK:.0e}"
+          f"{'; ' + rev + ' too' if budget['old'] else ''}): CPU ms per point, median / p95 / max")
+    print(f"  {'n_c':>6s} {'n':>4s} {rev[:10]:>26s} {'current':>26s}  iterations old/new (median, "
+          "max)  unconverged old/new  over budget  max |dX/X| (both converged)")
+    for lo, hi in BANDS + ((1, 16),):
+        rs = [r for r in rows if lo <= r["n_c"] <= hi]
+        if not rs:
+            continue
+        cells = []
+        for lab in ("old", "new"):
+            ms = np.array([r[lab] for r in rs]) * 1e3
+            cells.append(f"{np.median(ms):8.0f} {np.percentile(ms, 95):8.0f} {ms.max():8.0f}")
+        it = {lab: [r[lab + "_it"] for r in rs] for lab in ("old", "new")}
+        both = [r for r in rs if r["old_conv"] and r["new_conv"]]
+        dX = max((abs(r["new_X"] / r["old_X"] - 1.0) for r in both), default=0.0)
+        wall = [np.array([r[lab + "_wall"] for r in rs]) * 1e3 for lab in ("old", "new")]
+        print(f"  {f'{lo}-{hi}':>6s} {len(rs):4d} {cells[0]} {cells[1]}  "
+              f"{np.median(it['old']):4.0f} {max(it['old']):4d} / {np.median(it['new']):4.0f} "
+              f"{max(it['new']):4d}  {sum(not r['old_conv'] for r in rs):6d} / "
+              f"{sum(not r['new_conv'] for r in rs):3d}  {sum(r['new_over'] for r in rs):6d}  "
+              f"{dX:9.1e}")
+        print(f"  {'':>6s} {'wall':>4s} " + " ".join(
+            f"{np.median(x):8.0f} {np.percentile(x, 95):8.0f} {x.max():8.0f}" for x in wall))
 
 
 def main() -> None:
@@ -154,10 +192,18 @@ def main() -> None:
     ap.add_argument("--against", default=None, help="git revision of an earlier node chain")
     ap.add_argument("--node-threads", type=int, default=8,
                     help="most compute threads per node timed by method='node'")
+    ap.add_argument("--against-threads", type=int, default=8,
+                    help="most compute threads per node of the --against comparison")
+    ap.add_argument("--against-only", action="store_true",
+                    help="only the --against comparison (no first-solve, method and grid tables)")
     a = ap.parse_args()
     from models.policy import PolicyParams, preset, solve
     from mva.params import design
 
+    if a.against_only:
+        against(a.against, design(PolicyParams, a.points, seed=a.seed), a.points,
+                a.against_threads)
+        return
     first_solves()
     cold = subprocess.run(
         [sys.executable, "-c", "import time; t=time.perf_counter(); "
@@ -206,7 +252,7 @@ def main() -> None:
         print(f"  {m:12s} {np.median(ms):8.1f} {np.percentile(ms, 95):8.1f} {ms.max():8.1f}"
               f"  ({ms.size} solves)")
     if a.against:
-        against(a.against, d, a.points)
+        against(a.against, d, a.points, a.against_threads)
     U = np.linspace(0.02, 0.95, 100)[:, None]
     O = np.linspace(0.0, 20_000.0, 100)[None, :]
     prm = preset("stache", U=U, O_int=O, p=4, nodes=8)

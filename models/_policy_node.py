@@ -57,7 +57,7 @@ MAX_ORDER = 3
 #: n_c^2 instead of n_c^3)
 SPLIT_THREADS = 4
 #: most compute threads per node the chain accepts: the declared domain's largest p (its state
-#: count grows as n_c^2 Y_CAP: 2,000-12,500 states at 9-16 threads, 1 s to minutes a point)
+#: count grows as n_c^2 Y_CAP: 2,700-12,500 states at 9-16 threads, a median 0.5 s a point)
 MAX_THREADS = 16
 #: most Erlang stages of the remote trip per compute-thread count (the trip is deterministic
 #: network latency plus the remote reply's residence; an exponential trip adds queueing a
@@ -436,6 +436,23 @@ def _factor(A: _Csc, pivot: bool = False) -> Any:
                     diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
 
 
+def _dot(x: np.ndarray, y: np.ndarray) -> float:
+    """``x @ y`` of two vectors without BLAS (:func:`numpy.einsum`'s own loop).
+
+    OpenBLAS splits a dot product of more than 10,000 elements over its threads;
+    on a machine whose cores are busy, each such call then waits milliseconds for
+    them (the chains of 11-16 threads have 10,000-12,500 states: GMRES's
+    Gram-Schmidt loop took 80% of a solve there).  Single-threaded, the product
+    costs microseconds.
+    """
+    return float(np.einsum("i,i->", x, y))
+
+
+def _norm(x: np.ndarray) -> float:
+    """Euclidean norm of a vector by :func:`_dot` (``numpy.linalg.norm`` calls BLAS)."""
+    return float(np.sqrt(_dot(x, x)))
+
+
 def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: int,
            cycles: int) -> tuple[np.ndarray, bool, int]:
     r"""Restarted GMRES, right-preconditioned by ``M`` (a function: :math:`M^{-1} v`).
@@ -446,14 +463,14 @@ def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: i
     steps)`` (``steps``: preconditioner applications).
     Modified Gram-Schmidt Arnoldi with Givens rotations (Saad and Schultz 1986).
     """
-    atol = tol * float(np.linalg.norm(b))
+    atol = tol * _norm(b)
     if atol == 0.0:
         return np.zeros_like(b), True, 0
     n = b.size
     steps = 0
     for _ in range(cycles):
         r = b - A @ x
-        beta = float(np.linalg.norm(r))
+        beta = _norm(r)
         if beta <= atol:
             return x, True, steps
         V = np.empty((restart + 1, n))
@@ -469,9 +486,9 @@ def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: i
             steps += 1
             w = A @ Z[j]
             for i in range(j + 1):
-                H[i, j] = float(V[i] @ w)
+                H[i, j] = _dot(V[i], w)
                 w -= H[i, j] * V[i]
-            h = float(np.linalg.norm(w))
+            h = _norm(w)
             for i in range(j):                 # the earlier rotations on the new column
                 t = cs[i] * H[i, j] + sn[i] * H[i + 1, j]
                 H[i + 1, j] = -sn[i] * H[i, j] + cs[i] * H[i + 1, j]
@@ -488,14 +505,19 @@ def _gmres(A: _Csc, M: Any, b: np.ndarray, x: np.ndarray, tol: float, restart: i
         if H[k - 1, k - 1] == 0.0:
             break
         y = np.linalg.solve(np.triu(H[:k, :k]), g[:k])
-        x = x + y @ Z[:k]
-    return x, float(np.linalg.norm(b - A @ x)) <= atol, steps
+        x = x + np.einsum("i,ij->j", y, Z[:k])
+    return x, _norm(b - A @ x) <= atol, steps
 
 
 #: GMRES steps of a solve beyond which the next solve refactorises at its rates instead
 #: (the factorisation has drifted too far from the rates; a factorisation of the chains
 #: of 2-8 threads costs about as much as 40-80 of its triangular solves)
 GMRES_REFACTOR_STEPS = 20
+
+#: work of one triangular solve (forward and back substitution) relative to a
+#: factorisation, per non-zero of the factors (for the work budget: measured on the
+#: chains of 9-16 threads, a solve costs 1/10 to 1/30 of their factorisation)
+SOLVE_WORK = 0.1
 
 
 def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
@@ -512,6 +534,11 @@ def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
     solution, to the backward error ``tol`` (the fixed point asks for less
     while it is far from converged), and refactorise at the current rates
     when 40 GMRES steps do not reach it.
+
+    ``cache["work"]`` accumulates the solve's work in non-zeros of the LU factors:
+    each factorisation adds the factors' non-zeros (``SuperLU.nnz``), each
+    triangular solve (a direct solve or a GMRES step) :data:`SOLVE_WORK` times
+    that (a deterministic measure of cost for the budget of :func:`solve_point`).
     """
     if n == 1:
         return np.ones(1)
@@ -522,6 +549,7 @@ def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
     if "lu" in cache and cache.get("steps", 0) <= GMRES_REFACTOR_STEPS:
         x, _, cache["steps"] = _gmres(A, cache["lu"].solve, b, cache["x"], tol, restart=20,
                                       cycles=2)
+        cache["work"] = cache.get("work", 0.0) + SOLVE_WORK * cache["steps"] * cache["lu"].nnz
         if not _backward_ok(A, x, b, max(tol, 1e-13)):
             x = None
     else:
@@ -529,6 +557,7 @@ def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
     if x is None:
         lu = _factor(A)
         x = lu.solve(b)
+        cache["work"] = cache.get("work", 0.0) + (1.0 + SOLVE_WORK) * lu.nnz
         top = int(np.argmax(x))
         if x[top] > 1e3:                       # re-anchor at the most probable state
             ref = cache["pat"]["ref"]
@@ -536,9 +565,11 @@ def _stationary(ch: _Chain, rate: np.ndarray, n: int, cache: dict[str, Any],
             A, b = _system(ch, rate, n, cache["pat"])
             lu = _factor(A)
             x = lu.solve(b)
+            cache["work"] += (1.0 + SOLVE_WORK) * lu.nnz
         if not _backward_ok(A, x, b, 1e-10):   # no pivoting went wrong: pivot after all
             lu = _factor(A, pivot=True)
             x = lu.solve(b)
+            cache["work"] += (1.0 + SOLVE_WORK) * lu.nnz
         cache["lu"] = lu
     cache["x"] = x
     pi = np.insert(x, cache["pat"]["ref"], 1.0)
@@ -602,7 +633,7 @@ class _Anderson:
 
 
 def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
-                max_iter: int = 200) -> dict[str, Any]:
+                max_iter: int = 200, max_work: float | None = None) -> dict[str, Any]:
     r"""Solve the node chain of one parameter point (floats in ``v``) by the fixed point.
 
     Parameters
@@ -613,6 +644,11 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     policy : {"fixed", "floating", "single"}
     tol, max_iter : float, int
         Relative tolerance and most iterations of the fixed point.
+    max_work : float, optional
+        Budget of the linear solves in non-zeros of the LU factors (see
+        :func:`_stationary`; 20-60 ns of CPU each on the development machine):
+        past it the fixed point stops unconverged (``conv`` False, ``over_budget``
+        True).  None: no budget.
 
     Returns
     -------
@@ -620,7 +656,9 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
         ``R, X, R_w, R_q, R_y, R_r, U, D, P_all, P_int, P_blk`` (blocked
         arrivals per request), ``conv, it, res``, ``states`` and ``asym``
         (two-node chain: relative difference of the two nodes' throughputs,
-        0 by symmetry up to rounding; 0 for the decomposition).
+        0 by symmetry up to rounding; 0 for the decomposition), ``work``
+        (the linear solves' work, as ``max_work``; 0 for the two-node chain) and
+        ``over_budget``.
 
     Notes
     -----
@@ -681,7 +719,7 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
                         PAIR_ORDER) for key in ph}
         out = _pair_solve(v, policy, n_c, php, means, extra, O, T_x, C, PAIR_LEGS)
         if out is not None:
-            return out
+            return {**out, "work": 0.0, "over_budget": False}
     X = n_c / (C + T_x + sum(means.values()) + 3 * extra)      # contention-free start
     lam = X / max(M, 1)
     D = T_x + means[2] + extra
@@ -690,6 +728,7 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
     stages = _stages(T_x, s_y, s_y, means[2], cs2, kmax)
     lam0, D0 = lam, D
     it_all, built, restaged = 0, 0, False
+    work, over = 0.0, False
     # the reply queue is first truncated at Y_CAP_FIRST, and at ycap if that loses mass
     cap = min(ycap, Y_CAP_FIRST)
     anchor: np.ndarray | None = None
@@ -718,25 +757,31 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
             rate = ch.base * np.array([1.0, lam, 1.0 / D])[ch.mode]
             # the linear solves need only be a little more accurate than the fixed point
             pi = _stationary(ch, rate, n, cache, tol=float(np.clip(1e-3 * res, 1e-12, 1e-6)))
-            X_new = float(pi @ running) / C
-            arr = lam * float(pi @ ch.arr_unit)
-            R_y = float(pi @ y_) / arr if arr > 0 else means[2]
+            if max_work is not None and work + cache.get("work", 0.0) > max_work:
+                over = True                    # out of budget: unconverged
+                break
+            X_new = _dot(pi, running) / C
+            arr = lam * _dot(pi, ch.arr_unit)
+            R_y = _dot(pi, y_) / arr if arr > 0 else means[2]
             D_new = max(T_x + R_y, floor)      # floor: no network time and no reply queue
             lam_new = max(lam * X_new / arr if arr > 0 else lam, 1e-300)
             res = max(abs(lam_new / lam - 1.0), abs(D_new / D - 1.0))
             if res < tol:
                 conv = True
                 break
-            if cap < ycap and it >= 2 and float(pi @ (y_ >= cap)) > 100 * Y_TAIL:
+            if cap < ycap and it >= 2 and _dot(pi, (y_ >= cap)) > 100 * Y_TAIL:
                 abandoned = True               # the small cap will not do: rebuild now
                 break
             z = acc.step(z, np.log([lam_new, D_new]))
         it_all += it
+        work += cache.get("work", 0.0)
+        if over:
+            break
         # the state compositions keep their meaning while the stage count does
         anchor = ch.S[:, cache["pat"]["ref"]].copy() if "pat" in cache else None
         anchor_stages = stages
         # the truncation: the probability of a full reply queue bounds what it loses
-        if cap < ycap and (not conv or float(pi @ (y_ >= cap)) > Y_TAIL):
+        if cap < ycap and (not conv or _dot(pi, (y_ >= cap)) > Y_TAIL):
             cap = ycap
             if not conv and not abandoned:     # failed: again from the contention-free point
                 lam, D = lam0, D0
@@ -752,25 +797,24 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
             anchor = None
     it = it_all
     assert pi is not None
-    X = float(pi @ running) / C
-    busy = float(pi @ (kind_ != 0))
-    P_int = lam * float(pi @ ch.int_unit) / X
-    P_blk = lam * float(pi @ ch.blk_unit) / X
+    X = _dot(pi, running) / C
+    busy = _dot(pi, (kind_ != 0))
+    P_int = lam * _dot(pi, ch.int_unit) / X
+    P_blk = lam * _dot(pi, ch.blk_unit) / X
     if merged:   # queued local handlers: half sends, half responses
         q_send = q_resp = 0.5 * qs_
     else:
         q_send, q_resp = qs_, qw_
-    R_q = float(pi @ (q_send + (kind_ == 1))) / X
-    R_r = float(pi @ (q_resp + (kind_ == 3))) / X
-    R_yv = float(pi @ y_) / X
-    R_w = float(pi @ c_) / X
+    R_q = _dot(pi, (q_send + (kind_ == 1))) / X
+    R_r = _dot(pi, (q_resp + (kind_ == 3))) / X
+    R_yv = _dot(pi, y_) / X
+    R_w = _dot(pi, c_) / X
     R = n_c / X
     D_pp = sum(means.values()) + 3 * extra
-    P_all = float(pi @ ((n_c - c_) == 0))
+    P_all = _dot(pi, ((n_c - c_) == 0))
     return dict(R=R, X=X, R_w=R_w, R_q=R_q, R_y=R_yv, R_r=R_r, U=busy, D=D_pp + P_int * O,
                 P_all=P_all, P_int=P_int, P_blk=P_blk, conv=conv, it=it, res=float(res),
-                asym=0.0,
-                states=n)
+                asym=0.0, states=n, work=work, over_budget=over)
 
 
 #: most joint states of the two-node chain (``nodes == 2``) built by :func:`_pair_chain`

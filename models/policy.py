@@ -72,6 +72,7 @@ __all__ = [
     "AUTO_NODE_SECONDS",
     "AUTO_NODE_MAX_ITER",
     "AUTO_NODE_THREADS",
+    "AUTO_NODE_WORK",
     "SATURATION_THRESHOLD",
     "NULL_HANDLER",
     "FETCH_BLOCK",
@@ -611,11 +612,19 @@ METHODS = ("auto", "mva", "exact", "linearizer", "schweitzer", "fixed-point", "n
 #: larger grids take the vectorised fixed point, with a warning
 AUTO_GRID_LIMIT = 1000
 
-#: most compute threads per node for which ``"auto"`` takes the node chain on >= 3 nodes
-#: (beyond, the chain's state count reaches 5,000-12,500 and a point costs a median 1.3 s
-#: and up to minutes; on 104 held-out points with 9-16 threads its mean error is 3-5 times
-#: below MVA's, at 7 times MVA's median cost: see the docs, "The chain at 9-16 threads")
-AUTO_NODE_THREADS = 8
+#: most compute threads per node for which ``"auto"`` takes the node chain on >= 3 nodes:
+#: the declared domain's largest (16).  At 9-16 threads the chain has 2,700-12,500 states
+#: and a point costs a median 0.4 s (CPU); on 415 held-out points there its mean error is
+#: 2-4 times below MVA's (see the docs, "The default at 9-16 threads"); its worst case is
+#: bounded by :data:`AUTO_NODE_WORK`
+AUTO_NODE_THREADS = 16
+
+#: the node chain's budget under ``"auto"``, in non-zeros of its LU factors (each
+#: factorisation counts its factors' non-zeros, each triangular solve a tenth of them:
+#: ``max_work`` of :func:`models._policy_node.solve_point`; 20-60 ns of CPU each on the
+#: development machine, so about 4-12 s); a point over it is solved by closed-network MVA
+#: and ``result.method`` says so
+AUTO_NODE_WORK = 2e8
 
 #: most estimated CPU seconds (:func:`_node_seconds`) ``"auto"`` spends on the node chain
 #: in one call; beyond, closed-network MVA at those points as well
@@ -854,14 +863,19 @@ def _assemble(a: Mapping[str, np.ndarray], policy: str, col: Mapping[str, np.nda
 
 
 def _node_formulas(a: Mapping[str, np.ndarray], policy: str, *, tol: float, max_iter: int,
-                   on_fail: str) -> dict[str, Any]:
-    """Solve every unique point by the node-level Markov chain (:mod:`models._policy_node`)."""
+                   on_fail: str, max_work: float | None = None) -> dict[str, Any]:
+    """Solve every unique point by the node-level Markov chain (:mod:`models._policy_node`).
+
+    ``max_work``: the chain's budget per point (``solve_point``); the points over it
+    are unconverged, and flagged in the extra field ``over_budget``.
+    """
     from models._policy_node import solve_point
 
     names, uniq, inv = _unique_points(a)
     shape = a["p"].shape
     rows = [solve_point({k: float(x) for k, x in zip(names, u)}, policy,
-                        tol=max(tol, 1e-9), max_iter=min(max_iter, 500)) for u in uniq]
+                        tol=max(tol, 1e-9), max_iter=min(max_iter, 500), max_work=max_work)
+            for u in uniq]
     if not rows:
         raise ValueError("policy model: empty parameter grid")
     col = {k: np.array([r[k] for r in rows])[inv].reshape(shape) for k in rows[0]}
@@ -874,7 +888,10 @@ def _node_formulas(a: Mapping[str, np.ndarray], policy: str, *, tol: float, max_
     # (the simulated machine is closed: it always has a steady state; its protocol
     # processor utilization is at least SATURATION_THRESHOLD at the same points)
     sat = col["U"] >= SATURATION_THRESHOLD
-    return _assemble(a, policy, col, saturated=sat, method="node-chain")
+    out = _assemble(a, policy, col, saturated=sat, method="node-chain")
+    if max_work is not None:
+        out["over_budget"] = col["over_budget"]
+    return out
 
 
 def _node_seconds(n_c: Any) -> Any:
@@ -882,22 +899,23 @@ def _node_seconds(n_c: Any) -> Any:
 
     Medians measured by ``benchmarks/policy_node_speed.py`` and on a fresh random
     design (2-core development machine, Python 3.11): 0.07 s at one thread, 0.3 s
-    at 2-4 and 0.5 s at 5-8 (the 95th percentiles are 2-4 times larger).
+    at 2-4 and 0.5 s at 5-8 (the 95th percentiles are 2-4 times larger); at 9-16
+    the mean CPU, 1 s (median 0.4 s, the tail bounded by :data:`AUTO_NODE_WORK`).
 
     Examples
     --------
-    >>> _node_seconds(np.array([1, 3, 8]))
-    array([0.07, 0.3 , 0.5 ])
+    >>> _node_seconds(np.array([1, 3, 8, 12]))
+    array([0.07, 0.3 , 0.5 , 1.  ])
     """
     n_c = np.asarray(n_c, float)
-    return np.where(n_c <= 1, 0.07, np.where(n_c <= 4, 0.3, 0.5))
+    return np.where(n_c <= 1, 0.07, np.where(n_c <= 4, 0.3, np.where(n_c <= 8, 0.5, 1.0)))
 
 
 def _auto_node_mask(a: Mapping[str, np.ndarray], policy: str) -> np.ndarray:
     """Grid points ``method="auto"`` solves by the node chain (where it is the more accurate).
 
     Measured on random designs (docs, section "Accuracy"): the decomposed chain on at
-    least 3 nodes with at most :data:`AUTO_NODE_THREADS` compute threads, and the
+    least 3 nodes with at most :data:`AUTO_NODE_THREADS` (16) compute threads, and the
     two-node chain (at most ``PAIR_THREADS`` threads per node on two nodes; the
     decomposition of two nodes of several threads misses by up to 16%, where
     closed-network MVA stays within 4%); closed-network MVA elsewhere.  Nothing when
@@ -923,16 +941,27 @@ def _auto_mixed(a: Mapping[str, np.ndarray], policy: str, mask: np.ndarray,
                 opts: Mapping[str, Any]) -> dict[str, Any]:
     """``method="auto"``: the node chain on ``mask``, MVA (or the fixed point) elsewhere.
 
-    Points where the chain's fixed point does not converge are solved by the
-    network method too: the chain's last iterate is not an answer (at a
-    Floating point of 7 threads on 6 nodes it gave 4% of the simulated cycle
-    time, where MVA is within 3%).
+    Points where the chain's fixed point does not converge, or runs over its work
+    budget :data:`AUTO_NODE_WORK`, are solved by the network method too: the
+    chain's last iterate is not an answer (at a Floating point of 7 threads on 6
+    nodes it gave 4% of the simulated cycle time, where MVA is within 3%).  The
+    method then says how many, e.g. ``"node-chain + exact-mva (mva at 1 point
+    over the node chain's work budget)"``.
     """
     parts = []
+    note = ""
     if np.any(mask):
         o = _node_formulas({k: v[mask] for k, v in a.items()}, policy, tol=opts["tol"],
-                           max_iter=min(opts["max_iter"], AUTO_NODE_MAX_ITER), on_fail="ignore")
+                           max_iter=min(opts["max_iter"], AUTO_NODE_MAX_ITER), on_fail="ignore",
+                           max_work=AUTO_NODE_WORK)
         ok = np.asarray(o["converged"], dtype=bool)
+        over = np.asarray(o.pop("over_budget"), dtype=bool)
+        n_over, n_unconv = int(np.sum(over)), int(np.sum(~ok & ~over))
+        if n_over or n_unconv:
+            what = [f"{k} point{'s' if k > 1 else ''} {why}" for k, why in (
+                (n_over, "over the node chain's work budget"),
+                (n_unconv, "where the node chain did not converge")) if k]
+            note = f" (mva at {' and '.join(what)})"
         if not ok.all():
             mask = np.array(mask, dtype=bool)     # a copy (0-d for a scalar grid)
             mask[mask] = ok           # the failed points join the network method's share
@@ -958,7 +987,7 @@ def _auto_mixed(a: Mapping[str, np.ndarray], policy: str, mask: np.ndarray,
         for m, o in parts:
             full[m] = np.broadcast_to(np.asarray(o[k]), (int(np.sum(m)),))
         out[k] = full
-    out["method"] = " + ".join(o["method"] for _, o in parts)
+    out["method"] = " + ".join(o["method"] for _, o in parts) + note
     out["iterations"] = max(int(o["iterations"]) for _, o in parts)
     out["residual"] = max(float(o["residual"]) for _, o in parts)
     return out
@@ -992,16 +1021,18 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         node whatever ``params.p``; ``"fixed"`` needs ``p >= 2``.
     **options
         ``method``: ``"auto"`` (default: ``"node"`` at the points with at
-        most :data:`AUTO_NODE_THREADS` compute threads per node on at least
+        most :data:`AUTO_NODE_THREADS` (16) compute threads per node on at least
         three nodes, or one thread on two nodes, when their estimated cost is
-        at most :data:`AUTO_NODE_SECONDS`, and ``"mva"`` elsewhere
+        at most :data:`AUTO_NODE_SECONDS`, each under the work budget
+        :data:`AUTO_NODE_WORK` (a point over it, or unconverged, by ``"mva"``,
+        which ``result.method`` says), and ``"mva"`` elsewhere
         on a grid of at most :data:`AUTO_GRID_LIMIT` unique points, else
         ``"fixed-point"`` with a warning; chosen by the accuracy measured on
         random designs, see the docs), ``"node"`` (the
         node-level Markov chain with phase-type handlers and a fixed point on
         the arrival rates -- on two nodes with one thread each, both nodes in
         one chain -- see the docs; at most 16 compute threads per node,
-        0.02 s to a few seconds per point, up to minutes at 9-16 threads),
+        0.02 s to a few seconds per point, without a budget),
         ``"mva"`` (closed-network MVA of
         :func:`mva.solve`: exact when the population lattice
         ``(n_c + 1) ** nodes`` of every grid point is at most

@@ -188,8 +188,8 @@ def test_bounds_and_littles_law(kw, pol):
 
 @given(params_st)
 def test_fixed_throughput_grows_and_cycle_time_grows_with_processors(kw):
-    # closed-network MVA (auto mixes methods across p: the node chain up to
-    # AUTO_NODE_THREADS threads on >= 3 nodes, whose values differ by the models' errors)
+    # closed-network MVA (auto mixes methods across p: the node chain on >= 3 nodes, the
+    # network on 2, whose values differ by the models' errors)
     prm = PolicyParams(**{**kw, "p": np.arange(2, 10)})
     r = solve(prm, "fixed", method="mva")
     assert np.all(np.diff(r.throughput) >= -1e-9 * r.throughput[1:])
@@ -466,11 +466,16 @@ def test_huge_machine_refused_before_allocating_with_estimate_and_advice():
     assert 0 < r.pp_utilization <= 1
 
 
-def test_auto_answers_a_machine_too_large_for_the_network_method():
-    # issue 20: `policy --nodes 100000` refused by default; auto now takes the fixed point
-    # where the node chain does not apply (more than AUTO_NODE_THREADS threads)
+def test_auto_answers_a_machine_too_large_for_the_network_method(monkeypatch):
+    # issue 20: `policy --nodes 100000` refused by default; auto takes the fixed point where
+    # neither the node chain nor the per-node network applies (the chain over its budget)
+    monkeypatch.setattr(policy, "AUTO_NODE_WORK", 1.0)
     r = policy.solve(policy.preset("null-handler", nodes=100_000, p=12, U=0.5), "floating")
     assert "fixed-point" in r.method and 0 < r.throughput < 1
+    monkeypatch.undo()
+    # within its budget, the node chain at 12 threads
+    r = policy.solve(policy.preset("null-handler", nodes=100_000, p=12, U=0.5), "floating")
+    assert r.method == "node-chain" and 0 < r.throughput < 1
     # the node chain's size does not grow with the number of nodes: auto's choice at p=4
     r = policy.solve(policy.preset("null-handler", nodes=100_000, p=4, U=0.5), "floating")
     assert r.method == "node-chain" and 0 < r.throughput < 1
@@ -510,7 +515,7 @@ def test_node_chain_refuses_large_nodes_naming_the_limit():
     assert solve(preset("stache", p=9, nodes=2), "fixed", method="node").converged
 
 
-def test_auto_is_node_up_to_eight_threads_mva_elsewhere_and_the_fixed_point_on_large_grids(
+def test_auto_is_node_up_to_sixteen_threads_mva_elsewhere_and_the_fixed_point_on_large_grids(
         monkeypatch):
     # two nodes of several threads: closed-network MVA (the decomposition misses there)
     prm = preset("stache", p=2, nodes=2)
@@ -522,9 +527,9 @@ def test_auto_is_node_up_to_eight_threads_mva_elsewhere_and_the_fixed_point_on_l
         r = solve(one, pol)
         assert r.method == "node-chain"
         assert r.cycle_time == solve(one, pol, method="node").cycle_time
-    # more threads than AUTO_NODE_THREADS: MVA
-    many = preset("stache", p=policy.AUTO_NODE_THREADS + 1, nodes=3)
-    assert solve(many, "floating").method.endswith("-mva")
+    # up to AUTO_NODE_THREADS (16, the domain's most) on >= 3 nodes: the node chain too
+    many = preset("stache", p=policy.AUTO_NODE_THREADS, nodes=3)
+    assert solve(many, "floating").method == "node-chain"
     # a mixed grid: each point by its method, in place
     mixed = preset("stache", p=np.array([2, 3, 2]), nodes=np.array([2, 2, 5]))
     r = solve(mixed, "fixed")
@@ -569,11 +574,14 @@ def test_auto_solves_points_where_the_node_chain_does_not_converge_by_mva(monkey
         r = solve(grid, "single")
         one_point = solve(preset("stache", U=0.2, p=2, nodes=4), "single")   # a scalar grid
     monkeypatch.setattr(pn, "solve_point", real)
-    assert one_point.method.endswith("-mva") and one_point.cycle_time > 1.0
+    assert one_point.method.endswith("-mva (mva at 1 point where the node chain did not "
+                                     "converge)") and one_point.cycle_time > 1.0
     C = np.asarray(policy._arrays(grid, "single")["C"])
     low = C < 2000.0
     assert 0 < low.sum() < 3
-    assert r.method == "node-chain + exact-mva"
+    k = int(low.sum())
+    assert r.method == (f"node-chain + exact-mva (mva at {k} point{'s' if k > 1 else ''} "
+                        "where the node chain did not converge)")
     assert np.all(r.converged)
     for i in range(3):
         one = preset("stache", U=float(grid.U[i]), p=2, nodes=4)
