@@ -1056,10 +1056,14 @@ def _pair_key(fixed: bool, n_c: int, legs: int, has_leg: bool,
 
 
 def _pair_name(key: tuple[Any, ...]) -> str:
-    """The array-name prefix of a structure key in the shipped file (a digest of the key)."""
-    import hashlib
+    """The array-name prefix of a structure key in the shipped file (a digest of the key;
+    the key itself is stored and compared when read).  CRC-32 and Adler-32 of its
+    ``repr`` (:mod:`zlib`, loaded with NumPy's ``.npz`` reader; :mod:`hashlib` costs
+    4 ms to import)."""
+    import zlib
 
-    return "pair_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+    b = repr(key).encode()
+    return f"pair_{zlib.crc32(b):08x}{zlib.adler32(b):08x}"
 
 
 def _pair_offsets(phs: tuple[Any, ...]) -> tuple[dict[tuple[int, int], tuple[Any, ...]], int]:

@@ -914,6 +914,56 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
     return make_result(cm, X_final, R_final, method="exact", iterations=Ntot)
 
 
+def _exact_populations(network: ClosedNetwork, populations: Any, *,
+                       max_states: int = DEFAULT_MAX_STATES) -> list[MVAResult]:
+    """Exact MVA of ``network`` with each population vector of ``populations``.
+
+    The results of :func:`exact_mva` on ``network`` with its populations replaced
+    by each row, bit for bit, for fewer compilations: ``network`` itself is solved
+    first (its lattice kept when :func:`_exact_lattice` takes it), and a row at most
+    ``network.populations`` in every chain is then read from that lattice (as
+    :func:`exact_mva` would read it); any other row is solved by :func:`exact_mva`.
+    A private helper for models that need a network at several populations (the
+    policy model's monotone-throughput check, its arrival-theorem network).
+
+    Examples
+    --------
+    >>> from mva.network import ClosedNetwork
+    >>> net = ClosedNetwork(demands=[[1.0, 2.0], [2.0, 1.0]], populations=[3, 3],
+    ...                     cs2=[0.5, 0.5], disciplines=["fcfs", "fcfs"])
+    >>> a, b = _exact_populations(net, [[3, 3], [1, 2]])
+    >>> from dataclasses import replace
+    >>> bool(np.array_equal(b.throughput, exact_mva(replace(net, populations=[1, 2])).throughput))
+    True
+    """
+    from dataclasses import replace
+
+    if not isinstance(network, ClosedNetwork):
+        raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
+    Ntop = np.asarray(network.populations, dtype=np.int64)
+    cm: Compiled | None = None
+    key: bytes | None = None
+    if not (_QD.issuperset(network.kinds) and (
+            network.demands.shape[0] == 1 or _simple_product_form(network))):
+        cm = compile_network(network)
+        # exact_mva's route when the network is not product-form: the lattice recursion
+        key = None if cm.simple else _lattice_key(cm)
+    top = _exact_lattice(cm, int(max_states)) if cm is not None and key is not None else \
+        exact_mva(network, max_states=max_states)
+    out = []
+    for pop in populations:
+        N = np.asarray(pop, dtype=np.int64)
+        if N.shape == Ntop.shape and np.array_equal(N, Ntop):
+            out.append(top)
+            continue
+        hit = None
+        if cm is not None and key is not None and N.shape == Ntop.shape and np.all(N <= Ntop):
+            hit = _lattice_lookup(replace(cm, N=N), key)
+        out.append(hit if hit is not None else
+                   exact_mva(replace(network, populations=N.tolist()), max_states=max_states))
+    return out
+
+
 def _warn_precision(cm: Compiled, low: float) -> None:
     import warnings
 
