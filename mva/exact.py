@@ -957,6 +957,8 @@ def _exact_populations(network: ClosedNetwork, populations: Any, *,
             out.append(top)
             continue
         hit = None
+        if not np.any(N > 0):       # not a network: the error of ClosedNetwork
+            replace(network, populations=N.tolist())
         if cm is not None and key is not None and N.shape == Ntop.shape and np.all(N <= Ntop):
             hit = _lattice_lookup(replace(cm, N=N), key)
         out.append(hit if hit is not None else
