@@ -102,6 +102,10 @@ __all__ = ["exact_mva", "exact_mva_batch", "ExactBatchResult", "DEFAULT_MAX_STAT
 #: default limit on the number of population vectors of the exact recursion
 DEFAULT_MAX_STATES = 2_000_000
 
+#: the general lattice recursion at one priority level computes the BKT residence without
+#: the (zero) higher-level terms (bit for bit the same; False: through class_terms and
+#: queue_residence, the reference the tests compare with)
+_ONE_LEVEL_SHORTCUT = True
 _STARVED = 1e-9  # free capacity below which a preempted class counts as starved
 _QD = frozenset(("queue", "delay"))
 _SMALL_K = 12  # below this many stations the single-class loop uses Python floats
@@ -782,6 +786,8 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
     lidx = np.nonzero(cm.ld)[0]
     classes_of = [np.nonzero(cm.ch == r)[0] for r in range(R)]
     general = not cm.simple and qidx.size > 0
+    one_level = cm.L == 1 and _ONE_LEVEL_SHORTCUT
+    fcfs_q, cterm_q = cm.fcfs[qidx], cm.cterm[qidx]
 
     # multi-server bookkeeping: p(0..m-1)
     Km = midx.size
@@ -845,7 +851,16 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
             ps: Any = None
             ps_l: Any = None
             if qidx.size:
-                if general:
+                if general and one_level:
+                    # one priority level (no priorities: FCFS variability only): class_terms'
+                    # higher-level terms are 0 and the free fraction 1, so the residence of
+                    # queue_residence is computed with its own operations, without them
+                    Gs = G[pp][:, :, 0, :][..., qidx]                      # (Bs, 4, Kq)
+                    extra = 0.0 + cterm_q * Gs[:, None, 3, :]
+                    Rr[:, :, qidx] = np.where(
+                        fcfs_q, Dr[:, qidx] + V[cls][:, qidx] * (Gs[:, None, 1, :] + extra),
+                        Dr[:, qidx] * (1.0 + Gs[:, None, 0, :]) + V[cls][:, qidx] * extra)
+                elif general:
                     Gs = G[pp][..., qidx]
                     terms = class_terms(Gs, cm.lev[cls])
                     Rq, free = queue_residence(Dr[:, qidx], V[cls][:, qidx], terms,

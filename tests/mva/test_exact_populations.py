@@ -90,3 +90,29 @@ def test_an_empty_population_is_refused_as_exact_mva_refuses_it():
                         disciplines=["fcfs", "fcfs"])
     with pytest.raises(ValueError, match="at least one chain with a population > 0"):
         E._exact_populations(net, [[1, 1], [0, 0]])
+
+
+@settings(max_examples=40, deadline=None)
+@given(net=closed_networks(max_classes=4, max_stations=4, max_population=4, chains=True,
+                           cs2=True, kinds=("queue", "delay", "multi"), max_lattice=80))
+def test_one_level_shortcut_equals_the_general_terms(net):
+    """The lattice recursion's one-priority-level residence (no class_terms / queue_residence
+    call) equals the general BKT terms bit for bit."""
+    def run(flag):
+        E._LATTICES.clear()
+        old = E._ONE_LEVEL_SHORTCUT
+        E._ONE_LEVEL_SHORTCUT = flag
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return E._exact_lattice(E.compile_network(net), E.DEFAULT_MAX_STATES)
+        except SaturationError as e:
+            return str(e)
+        finally:
+            E._ONE_LEVEL_SHORTCUT = old
+
+    a, b = run(True), run(False)
+    if isinstance(a, str) or isinstance(b, str):
+        assert a == b
+    else:
+        _equal(a, b)
