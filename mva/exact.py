@@ -787,6 +787,10 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
     classes_of = [np.nonzero(cm.ch == r)[0] for r in range(R)]
     general = not cm.simple and qidx.size > 0
     one_level = cm.L == 1 and _ONE_LEVEL_SHORTCUT
+    # each chain's demands, at the queue stations demands and visits, service times and
+    # priority levels: gathered once, not at every level
+    per_chain = [(D[cls], D[cls][:, qidx], V[cls][:, qidx], S[cls], cm.onehot[cls])
+                 for cls in classes_of]
     fcfs_q, cterm_q = cm.fcfs[qidx], cm.cterm[qidx]
 
     # multi-server bookkeeping: p(0..m-1)
@@ -845,7 +849,7 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
                 continue
             pp = pos[idx[sel] - strides[r]]
             cls = classes_of[r]
-            Dr = D[cls]
+            Dr, Dq, Vq = per_chain[r][:3]
             Rr = np.broadcast_to(Dr, (sel.size,) + Dr.shape).copy()     # delay stations: D
             Qs = Qk[pp]
             ps: Any = None
@@ -858,17 +862,17 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
                     Gs = G[pp][:, :, 0, :][..., qidx]                      # (Bs, 4, Kq)
                     extra = 0.0 + cterm_q * Gs[:, None, 3, :]
                     Rr[:, :, qidx] = np.where(
-                        fcfs_q, Dr[:, qidx] + V[cls][:, qidx] * (Gs[:, None, 1, :] + extra),
-                        Dr[:, qidx] * (1.0 + Gs[:, None, 0, :]) + V[cls][:, qidx] * extra)
+                        fcfs_q, Dq + Vq * (Gs[:, None, 1, :] + extra),
+                        Dq * (1.0 + Gs[:, None, 0, :]) + Vq * extra)
                 elif general:
                     Gs = G[pp][..., qidx]
                     terms = class_terms(Gs, cm.lev[cls])
-                    Rq, free = queue_residence(Dr[:, qidx], V[cls][:, qidx], terms,
+                    Rq, free = queue_residence(Dq, Vq, terms,
                                                cm.fcfs[qidx], cm.cterm[qidx])
-                    _check_free(free, Dr[:, qidx], cm, cls, qidx)
+                    _check_free(free, Dq, cm, cls, qidx)
                     Rr[:, :, qidx] = Rq
                 else:
-                    Rr[:, :, qidx] = Dr[:, qidx] * (1.0 + Qs[:, None, qidx])
+                    Rr[:, :, qidx] = Dq * (1.0 + Qs[:, None, qidx])
             if Km:
                 ps = pm[pp]
                 corr = (ps * wres).sum(axis=-1)
@@ -887,14 +891,14 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
             parts = [(r, sel, cls, Rall[sel[:, None], cls[None, :]], ps, ps_l)
                      for r, sel, cls, _, ps, ps_l in parts]
         for r, sel, cls, Rr, ps, ps_l in parts:
-            Dr = D[cls]
+            Dr = per_chain[r][0]
             cyc = cm.Z[r] + Rr.sum(axis=(1, 2))
             Xr = nv[sel, r] / cyc
             Qr = Xr[:, None, None] * Rr
             Qk_new[sel] += Qr.sum(axis=1)
             if general:
                 Ur = Xr[:, None, None] * Dr
-                G_new[sel] += aggregate(Qr, Ur, S[cls], cm.onehot[cls])
+                G_new[sel] += aggregate(Qr, Ur, per_chain[r][3], per_chain[r][4])
             if Km:
                 flow = Xr[:, None] * chain_D[r, midx]                   # (Bs, Km)
                 pm_acc[sel, :, 1:] += flow[:, :, None] * ps[:, :, :-1]
