@@ -1032,8 +1032,9 @@ _PAIR_DATA = "policy_pair_chains.npz"
 #: ``fixed=False`` serves Single and Floating with one processor
 PAIR_SHIPPED = ((True, 0.0), (False, 0.0), (True, 1.0), (False, 1.0))
 
-#: structures enumerated in this process (at most :data:`_PAIR_CACHE_SIZE`; a few MB each)
-_PAIR_CACHE: dict[tuple[Any, ...], dict[str, np.ndarray] | None] = {}
+#: structures read or enumerated in this process (at most :data:`_PAIR_CACHE_SIZE`, under
+#: 1 MB each), and the shipped file (key ``("file",)``)
+_PAIR_CACHE: dict[tuple[Any, ...], Any] = {}
 _PAIR_CACHE_SIZE = 8
 
 #: array fields of a structure: stored dtype, dtype at run time
@@ -1288,32 +1289,36 @@ def _pair_structure_ref(key: tuple[Any, ...]) -> dict[str, np.ndarray] | None:
 
 
 def _pair_shipped() -> Any:
-    """The shipped structures' file, opened once (plain arrays; never unpickled)."""
+    """The shipped structures' file, opened once and read lazily (plain arrays; never
+    unpickled); ``{}`` in a checkout without it."""
     got = _PAIR_CACHE.get(("file",))
     if got is None:
         from pathlib import Path
 
         path = Path(__file__).parent / "_generated" / _PAIR_DATA
         got = np.load(path, allow_pickle=False) if path.exists() else {}
-        _PAIR_CACHE[("file",)] = got      # type: ignore[assignment]
+        _PAIR_CACHE[("file",)] = got
     return got
 
 
 def _pair_structure(key: tuple[Any, ...]) -> dict[str, np.ndarray] | None:
     """The structure of :func:`_pair_structure_ref` for ``key``: read from the shipped file
-    (:data:`PAIR_SHIPPED`), else enumerated; kept for the next call either way."""
-    if key in _PAIR_CACHE:
-        return _PAIR_CACHE[key]
+    (:data:`PAIR_SHIPPED`), else enumerated; kept for the next call either way (the
+    oldest of more than :data:`_PAIR_CACHE_SIZE` dropped; safe across threads: a
+    structure two threads build at once is built twice, never half)."""
+    st = _PAIR_CACHE.get(key, False)
+    if st is not False:
+        return st
     data = _pair_shipped()
     name = _pair_name(key)
     if name + "__key" in getattr(data, "files", ()) and str(data[name + "__key"]) == repr(key):
-        st: dict[str, np.ndarray] | None = {
-            f: np.ascontiguousarray(data[f"{name}__{f}"], dtype=big) for f, _, big in _PAIR_FIELDS}
+        st = {f: np.ascontiguousarray(data[f"{name}__{f}"], dtype=big)
+              for f, _, big in _PAIR_FIELDS}
     else:
         st = _pair_structure_ref(key)
     if len(_PAIR_CACHE) > _PAIR_CACHE_SIZE:
-        for old in [k for k in _PAIR_CACHE if k != ("file",)][:1]:
-            del _PAIR_CACHE[old]
+        for old in [k for k in list(_PAIR_CACHE) if k != ("file",)][:1]:
+            _PAIR_CACHE.pop(old, None)
     _PAIR_CACHE[key] = st
     return st
 
@@ -1407,5 +1412,6 @@ def write_pair_structures(path: str | None = None) -> str:
     from pathlib import Path
 
     target = Path(path) if path is not None else Path(__file__).parent / "_generated" / _PAIR_DATA
-    np.savez_compressed(target, **pair_structure_arrays())
+    arrays: dict[str, Any] = pair_structure_arrays()
+    np.savez_compressed(target, **arrays)
     return str(target)
