@@ -924,9 +924,11 @@ def _pair_solve_ref(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[i
                 if tag == 1:      # the send ended: the thread starts the outbound leg
                     mine = (t, bump(oa, 0, 1), ba) if rate_leg else None
                     if mine is None:      # no network time: straight into the other queue
-                        for tb, p, _ in arr_y(lb):
+                        for tb, p, it_ in arr_y(lb):
                             nxt = join((t, oa, ba), (tb, ob, bb), who)
                             succ[nxt] = succ.get(nxt, 0.0) + rt * p
+                            if it_ and who == 1:      # it interrupts node A
+                                ia += rt * p
                         continue
                     nxt = join(mine, (lb, ob, bb), who)
                 elif tag == 2:    # a reply ended: the other node's thread starts back
@@ -1225,9 +1227,10 @@ def _pair_structure_ref(key: tuple[Any, ...]) -> dict[str, np.ndarray] | None:
             for t, f5, tag in internal(la):
                 if tag == 1:      # the send ended: the thread starts the outbound leg
                     if not has_leg:      # no network time: straight into the other queue
-                        for tb, (p1, p2), _ in arr_y(lb):
+                        for tb, (p1, p2), it_ in arr_y(lb):
                             assert p1 == ONE
-                            add(join((t, oa, ba), (tb, ob, bb), who), f5 + (p2,))
+                            add(join((t, oa, ba), (tb, ob, bb), who), f5 + (p2,),
+                                bool(it_ and who == 1))      # it interrupts node A
                         continue
                     nxt = join((t, bump(oa, 0, 1), ba), (lb, ob, bb), who)
                 elif tag == 2:    # a reply ended: the other node's thread starts back

@@ -100,12 +100,38 @@ def test_pair_chain_equals_the_enumerating_reference(kw, pol):
     finally:
         pn._pair_solve = real
     _same(got, ref)
-    # Little's law, and the utilization law at node A when the network takes time (with
-    # none, a request goes straight into the other node's queue and neither path counts
-    # it as an interrupt: P_int = 0 there, a limitation of the chain, not of this path)
+    # Little's law, and the utilization law at node A (with and without network time)
     assert got["X"] * got["R"] == pytest.approx(1.0, rel=1e-12)
-    if kw["L"] > 0:
-        assert got["U"] == pytest.approx(got["X"] * got["D"], rel=1e-7, abs=1e-12)
+    assert got["U"] == pytest.approx(got["X"] * got["D"], rel=1e-7, abs=1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(U=st.floats(0.05, 0.95), O_int=st.floats(1.0, 5000.0),
+       o_reply=st.floats(20.0, 2000.0), handler_cs2=st.sampled_from([0.0, 0.3, 1.0]),
+       pol=st.sampled_from(["single", "floating"]))
+def test_pair_chain_counts_interrupts_without_network_time(U, O_int, o_reply, handler_cs2,
+                                                           pol):
+    """With no network time (L = t_extra = t_transfer = 0) a request goes straight into
+    the other node's queue; one that finds the compute thread running interrupts it:
+    P_int > 0, the interrupt cost is in the demand, and utilization = throughput x
+    demand at node A (both the shipped/cached path and the enumerating reference)."""
+    v = _point(pol, p=1, U=U, O_int=O_int, o_reply=o_reply, handler_cs2=handler_cs2,
+               L=0.0, t_transfer=0.0, t_extra=0.0)
+    got = pn.solve_point(v, pol)
+    assert got["it"] == 1            # the two-node chain
+    real = pn._pair_solve
+    try:
+        pn._pair_solve = pn._pair_solve_ref
+        ref = pn.solve_point(v, pol)
+    finally:
+        pn._pair_solve = real
+    _same(got, ref)
+    assert 0.0 < got["P_int"] <= 1.0
+    assert got["U"] == pytest.approx(got["X"] * got["D"], rel=1e-7)
+    # the interrupt's cost is part of the demand: less demand with O_int = 0
+    cheap = pn.solve_point(dict(v, O_int=0.0), pol)
+    assert cheap["U"] == pytest.approx(cheap["X"] * cheap["D"], rel=1e-7)
+    assert got["D"] > cheap["D"]
 
 
 def test_pair_structure_cache_is_bounded(monkeypatch):
