@@ -1,6 +1,6 @@
 """Wall time of what-if commands and of each model's first ``solve`` after import.
 
-Run:  python benchmarks/bench_cli.py [--runs 5] [--root PATH]
+Run:  python benchmarks/bench_cli.py [--runs 5] [--root PATH] [--only NAME]
 
 Prints, in one run:
 
@@ -135,7 +135,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--root", default=os.path.join(HERE, ".."),
                     help="checkout whose models/ and mva/ are timed")
+    ap.add_argument("--only", default="",
+                    help="time only the commands and calls whose name contains this text "
+                         "(e.g. 'cost'); a section with none is skipped")
     ns = ap.parse_args()
+    commands = {k: v for k, v in COMMANDS.items() if ns.only in k}
+    calls = {k: v for k, v in CALLS.items() if ns.only in k}
     root = os.path.abspath(ns.root)
     med = statistics.median
     print(f"checkout: {root}; python {sys.version.split()[0]}; runs: {ns.runs} (medians); "
@@ -146,13 +151,13 @@ def main() -> None:
     numpy_cmd = ["-c", "import numpy"]
     for label, env in (("with a bytecode cache (as installed)", child_env(cache)),
                        ("without a bytecode cache (this checkout compiled at each start)",
-                        child_env(None))):
+                        child_env(None))) if commands else ():
         print(f"whole command (A) against python -c 'import numpy' (B), run in turn, {label}; "
               "seconds")
         print(f"{'command':<22}{'A wall':>8}{'B wall':>8}{'A/B':>6}{'A cpu':>8}{'B cpu':>8}"
               f"{'A/B':>6}   target: A <= 0.3 s and A/B <= 3")
         wall(numpy_cmd, root, env)    # warm-up, not counted (fills the cache)
-        for name, argv in COMMANDS.items():
+        for name, argv in commands.items():
             wall(argv, root, env)     # warm-up, not counted (file cache, bytecode cache)
             a, b = [], []
             for _ in range(ns.runs):
@@ -166,12 +171,15 @@ def main() -> None:
             print(f"{name:<22}{aw:8.3f}{bw:8.3f}{rw:6.2f}{ac:8.3f}{bc:8.3f}{rc:6.2f}   {verdict}")
         print()
 
+    if not calls:
+        shutil.rmtree(cache, ignore_errors=True)
+        return
     print("first solve after import, a fresh interpreter each run (cold = first call, "
           "warm = the same call again); ms")
     print(f"{'model call':<26}{'import':>8}{'cold':>8}{'cold':>8}{'warm':>8}  "
           f"target cold <= 50 ms   heavy modules loaded")
     print(f"{'':<26}{'cpu':>8}{'wall':>8}{'cpu':>8}{'cpu':>8}")
-    for name, (mod, setup, call) in CALLS.items():
+    for name, (mod, setup, call) in calls.items():
         code = _PROBE.format(mod=mod, setup=setup, call=call)
         rows = []
         subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, check=True,

@@ -913,10 +913,13 @@ def _memo(f: Any) -> Any:
     return g
 
 
-def _pair_solve(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, int], Any],
+def _pair_solve_ref(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, int], Any],
                 means: dict[int, float], extra: float, O: float, T_x: float, C: float,
                 legs: int) -> dict[str, Any] | None:
-    """Both nodes of a two-node machine as one chain (no decomposition): ``None`` if too big.
+    """Both nodes of a two-node machine as one chain, enumerated here: ``None`` if too big.
+
+    The reference of :func:`_pair_solve` (which reads the same chain's structure from
+    :func:`_pair_structure`, shipped or cached, and gives bit-identical results).
 
     A joint state is ``(local A, out A, back A, local B, out B, back B)``: each node's
     local state as in ``_build`` (its reply queue holds the other node's threads) and
@@ -926,8 +929,6 @@ def _pair_solve(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, 
     end starts the return leg.  This keeps the correlation between the two nodes that
     the decomposition's independent arrival stream loses.
     """
-    from mva._scipy_kernels import spsolve_coo
-
     fixed = policy == "fixed"
     # a node's local transitions depend only on its local state, which recurs in many
     # joint states: each is computed once
@@ -967,9 +968,11 @@ def _pair_solve(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, 
                 if tag == 1:      # the send ended: the thread starts the outbound leg
                     mine = (t, bump(oa, 0, 1), ba) if rate_leg else None
                     if mine is None:      # no network time: straight into the other queue
-                        for tb, p, _ in arr_y(lb):
+                        for tb, p, it_ in arr_y(lb):
                             nxt = join((t, oa, ba), (tb, ob, bb), who)
                             succ[nxt] = succ.get(nxt, 0.0) + rt * p
+                            if it_ and who == 1:      # it interrupts node A
+                                ia += rt * p
                         continue
                     nxt = join(mine, (lb, ob, bb), who)
                 elif tag == 2:    # a reply ended: the other node's thread starts back
@@ -1020,7 +1023,22 @@ def _pair_solve(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, 
                 rates.append(rt)
         k += 1
     n = len(states)
-    src_a, dst_a, rt_a = np.array(src), np.array(dst), np.array(rates)
+    return _pair_finish(n, np.array(src), np.array(dst), np.array(rates), np.array(intr),
+                        np.array([s[0] for s in states]), np.array([s[3] for s in states]),
+                        n_c, means, extra, O, C)
+
+
+def _pair_finish(n: int, src_a: np.ndarray, dst_a: np.ndarray, rt_a: np.ndarray,
+                 intr: np.ndarray, LA: np.ndarray, LB: np.ndarray, n_c: int,
+                 means: dict[int, float], extra: float, O: float, C: float) -> dict[str, Any]:
+    """Stationary solution and measures of the two-node chain from its transitions.
+
+    ``src_a, dst_a, rt_a`` the transitions (no self-loops, no duplicates), ``intr``
+    the rate of interrupting arrivals at node A per state, ``LA``, ``LB`` the
+    ``(n, 8)`` local states of nodes A and B; the rest as in :func:`_pair_solve`.
+    """
+    from mva._scipy_kernels import spsolve_coo
+
     out = np.bincount(src_a, weights=rt_a, minlength=n)
     # pi Q = 0 with pi_0 = 1: drop the first equation and unknown (Q's transpose is the
     # system: rates dst <- src, the diagonal -out), SuperLU through the compiled kernel
@@ -1032,13 +1050,11 @@ def _pair_solve(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, 
                     np.concatenate([src_a[off], np.arange(1, n)]) - 1, b, n - 1)
     pi = np.maximum(np.concatenate([[1.0], x]), 0.0)
     pi /= pi.sum()
-    LA = np.array([s[0] for s in states])            # (n, 8): node A's local state
-    LB = np.array([s[3] for s in states])
     c_, qs_, qw_, qy_, kind_, who_ = (LA[:, i] for i in range(6))
     running = c_ - ((kind_ != 0) & (who_ == 2))
     X = float(pi @ running) / C
     X_B = float(pi @ (LB[:, 0] - ((LB[:, 4] != 0) & (LB[:, 5] == 2)))) / C
-    P_int = float(pi @ np.array(intr)) / X
+    P_int = float(pi @ intr) / X
     R = n_c / X
     D_pp = sum(means.values()) + 3 * extra
     return dict(R=R, X=X, R_w=float(pi @ c_) / X, R_q=float(pi @ (qs_ + (kind_ == 1))) / X,
@@ -1046,3 +1062,403 @@ def _pair_solve(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, 
                 R_r=float(pi @ (qw_ + (kind_ == 3))) / X, U=float(pi @ (kind_ != 0)),
                 D=D_pp + P_int * O, P_all=float(pi @ ((n_c - c_) == 0)), P_int=P_int,
                 P_blk=0.0, conv=True, it=1, res=0.0, states=n, asym=abs(X_B / X - 1.0))
+
+
+# ---------------------------------------------------------------------------
+# the two-node chain's structure, enumerated once per structure (and shipped)
+# ---------------------------------------------------------------------------
+
+#: the generated structures of the two-node chain (:func:`write_pair_structures`)
+_PAIR_DATA = "policy_pair_chains.npz"
+
+#: the two-node structures shipped in ``models/_generated/policy_pair_chains.npz``:
+#: ``(fixed, handler cs2)`` with one compute thread per node, :data:`PAIR_LEGS` network
+#: stages, every handler (with its overheads) of that cs2 -- 0 (deterministic handlers, as
+#: the presets: Erlang-:data:`PAIR_ORDER`) or 1 (exponential: Fixed, or no overheads);
+#: ``fixed=False`` serves Single and Floating with one processor
+PAIR_SHIPPED = ((True, 0.0), (False, 0.0), (True, 1.0), (False, 1.0))
+
+#: structures read or enumerated in this process (at most :data:`_PAIR_CACHE_SIZE`, under
+#: 1 MB each), and the shipped file (key ``("file",)``)
+_PAIR_CACHE: dict[tuple[Any, ...], Any] = {}
+_PAIR_CACHE_SIZE = 8
+
+#: array fields of a structure: stored dtype, dtype at run time
+_PAIR_FIELDS = (("fac", np.int16, np.intp), ("tsrc", np.int32, np.intp),
+                ("edge", np.int32, np.intp), ("iflag", np.bool_, np.bool_),
+                ("esrc", np.int32, np.int64), ("edst", np.int32, np.int64),
+                ("LA", np.int8, np.int64), ("LB", np.int8, np.int64),
+                ("consts", np.float64, np.float64))
+
+
+def _pair_key(fixed: bool, n_c: int, legs: int, has_leg: bool,
+              ph: Mapping[tuple[int, int], Any]) -> tuple[Any, ...]:
+    """What the two-node chain's structure depends on: the policy's kind, the thread count,
+    the network stages and, per handler ``(kind, first)``, its PH order and the patterns
+    of positive initial probabilities, moving-on rates and exit rates."""
+    phs = tuple((int(k), int(f), int(a.size), tuple(bool(x) for x in a > 0),
+                 tuple(bool(x) for x in np.ravel(T) > 0), tuple(bool(x) for x in e > 0))
+                for (k, f), (a, T, e) in sorted(ph.items()))
+    return (bool(fixed), int(n_c), int(legs), bool(has_leg), phs)
+
+
+def _pair_name(key: tuple[Any, ...]) -> str:
+    """The array-name prefix of a structure key in the shipped file (a digest of the key;
+    the key itself is stored and compared when read).  CRC-32 and Adler-32 of its
+    ``repr`` (:mod:`zlib`, loaded with NumPy's ``.npz`` reader; :mod:`hashlib` costs
+    4 ms to import)."""
+    import zlib
+
+    b = repr(key).encode()
+    return f"pair_{zlib.crc32(b):08x}{zlib.adler32(b):08x}"
+
+
+def _pair_offsets(phs: tuple[Any, ...]) -> tuple[dict[tuple[int, int], tuple[Any, ...]], int]:
+    """Where each handler's ``alpha``, ``T`` (row by row) and exit rates sit in ``theta``
+    (after ``1, C, rate_leg``), and the index of the first constant."""
+    off: dict[tuple[int, int], tuple[Any, ...]] = {}
+    pos = 3
+    for k, f, m, a_pos, t_pos, e_pos in phs:
+        off[(k, f)] = (pos, m, a_pos, t_pos, e_pos)
+        pos += m + m * m + m
+    return off, pos
+
+
+def _pair_local_sym(n_c: int, fixed: bool, off: Mapping[tuple[int, int], tuple[Any, ...]],
+                    const: Any):
+    """:func:`_pair_local` with each rate as indices into ``theta`` instead of a value.
+
+    A rate of :func:`_pair_local` is ``((v0 / v1) * v2) * (v3 * v4)`` (in that order of
+    operations) for the ``theta`` entries of the 5 indices returned; an arrival's
+    probability ``v0 * v1`` of its 2 indices.  ``const(x)`` is the index of the
+    constant ``x`` (0 for ``1.0``).
+    """
+    ONE, IC = 0, 1
+    w0 = 0 if fixed else 1
+
+    def start(c: int, qs: int, qw: int, qy: int, kk: int, w: int, ff: int, p: int):
+        o, m, a_pos, _, _ = off[(kk, ff)]
+        return [((c, qs, qw, qy, kk, w, ff, jj), (p, o + jj), ff == 1)
+                for jj in range(m) if a_pos[jj]]
+
+    def internal(s):
+        c, qs, qw, qy, k, w, f, j = s
+        busy = k != 0
+        out = []
+        running = c - (1 if (busy and w == 2) else 0)
+        if running > 0:
+            ru = const(float(running))
+            if busy:
+                out.append(((c - 1, qs + 1, qw, qy, k, w, f, j), (ru, IC, ONE, ONE, ONE), 0))
+            else:
+                out += [(t, (ru, IC, ONE, p, a), 0)
+                        for t, (p, a), _ in start(c - 1, 0, 0, 0, 1, w0, 0, ONE)]
+        if busy:
+            o, m, _, t_pos, e_pos = off[(k, f)]
+            for j2 in range(m):
+                if j2 != j and t_pos[j * m + j2]:
+                    out.append(((c, qs, qw, qy, k, w, f, j2),
+                                (o + m + j * m + j2, ONE, ONE, ONE, ONE), 0))
+            if e_pos[j]:
+                e = o + m + m * m + j
+                tag = 1 if k == 1 else (2 if k == 2 else 0)
+                B = n_c - c
+                if k != 3:
+                    outs = [(c, w, 1.0)]
+                elif w != 1:
+                    outs = [(c + 1, w, 1.0)]
+                else:
+                    outs = [(c + 1, 2, 1.0 / B)] + ([(c + 1, 1, 1.0 - 1.0 / B)] if B > 1 else [])
+                q = qs + qw + qy
+                for c2, w2, pr in outs:
+                    if q == 0:
+                        out.append(((c2, 0, 0, 0, 0, 0, 0, 0), (e, ONE, const(pr), ONE, ONE),
+                                    tag))
+                        continue
+                    if w2 == 2 and n_c - c2 > 0:
+                        w2 = 1
+                    for cond, args, pp in ((qy > 0, (c2, qs, qw, qy - 1, 2), qy / q),
+                                           (qs > 0, (c2, qs - 1, qw, qy, 1), qs / q),
+                                           (qw > 0, (c2, qs, qw - 1, qy, 3), qw / q)):
+                        if cond:
+                            out += [(t, (e, ONE, const(pr), p2, a), tag)
+                                    for t, (p2, a), _ in start(*args, w2, 0, const(pp))]
+        return out
+
+    def arrive_reply(s):
+        c, qs, qw, qy, k, w, f, j = s
+        if k != 0:
+            return [((c, qs, qw, qy + 1, k, w, f, j), (ONE, ONE), False)]
+        if fixed:
+            return start(c, 0, 0, 0, 2, 0, 0, ONE)
+        if n_c - c > 0:
+            return start(c, 0, 0, 0, 2, 1, 0, ONE)
+        return start(c, 0, 0, 0, 2, 2, 1, ONE)
+
+    def arrive_response(s):
+        c, qs, qw, qy, k, w, f, j = s
+        if k != 0:
+            return [((c, qs, qw + 1, qy, k, w, f, j), (ONE, ONE), False)]
+        return start(c, 0, 0, 0, 3, w0, 0, ONE)
+
+    return internal, arrive_reply, arrive_response
+
+
+def _pair_structure_ref(key: tuple[Any, ...]) -> dict[str, np.ndarray] | None:
+    """The two-node chain of structure ``key`` (:func:`_pair_key`) by breadth-first search.
+
+    The same states, in the same order, and the same transitions as
+    :func:`_pair_solve_ref`, with every rate term as 6 indices into ``theta``
+    (``1, C, rate_leg``, each handler's ``alpha``, ``T`` and exit rates, then the
+    constants ``consts``): the term's value is ``((v0 / v1) * v2) * (v3 * v4) * v5``,
+    the operations of :func:`_pair_solve_ref` in its order.  Returns the arrays
+    ``fac`` (terms x 6), ``tsrc`` (each term's state), ``edge`` (its transition, -1
+    for a self-loop), ``iflag`` (an interrupting arrival at node A), ``esrc``,
+    ``edst`` (the transitions), ``LA``, ``LB`` (each state's local states) and
+    ``consts``; ``None`` above :data:`PAIR_MAX_STATES` states.
+    """
+    fixed, n_c, legs, has_leg, phs = key
+    off, base = _pair_offsets(phs)
+    consts: dict[float, int] = {1.0: 0}
+
+    def const(x: float) -> int:
+        i = consts.get(x)
+        if i is None:
+            i = consts[x] = base + len(consts) - 1
+        return i if x != 1.0 else 0
+
+    ONE, IR = 0, 2
+    internal, arr_y, arr_r = (_memo(f) for f in _pair_local_sym(n_c, fixed, off, const))
+    init_local = (n_c, 0, 0, 0, 0, 0, 0, 0)
+    zero = (0,) * legs
+    init = (init_local, zero, zero, init_local, zero, zero)
+    index = {init: 0}
+    states = [init]
+    fac: list[tuple[int, ...]] = []
+    tsrc: list[int] = []
+    tnxt: list[int] = []          # position of the term's successor in its state's list
+    iflag: list[bool] = []
+    edge: list[int] = []
+    esrc: list[int] = []
+    edst: list[int] = []
+
+    def bump(t: tuple, i: int, d: int) -> tuple:
+        x = list(t)
+        x[i] += d
+        return tuple(x)
+
+    def nodes_(st, who):
+        return (st[0], st[1], st[2], st[3], st[4], st[5]) if who == 0 else \
+               (st[3], st[4], st[5], st[0], st[1], st[2])
+
+    def join(mine, other, who):
+        return mine + other if who == 0 else other + mine
+
+    k = 0
+    while k < len(states):
+        st = states[k]
+        succ: dict[tuple, int] = {}
+
+        def add(nxt: tuple, f: tuple[int, ...], intr: bool = False) -> None:
+            fac.append(f)
+            tsrc.append(k)
+            tnxt.append(succ.setdefault(nxt, len(succ)))
+            iflag.append(intr)
+
+        for who in (0, 1):
+            s = nodes_(st, who)
+            la, oa, ba, lb, ob, bb = s
+            for t, f5, tag in internal(la):
+                if tag == 1:      # the send ended: the thread starts the outbound leg
+                    if not has_leg:      # no network time: straight into the other queue
+                        for tb, (p1, p2), it_ in arr_y(lb):
+                            assert p1 == ONE
+                            add(join((t, oa, ba), (tb, ob, bb), who), f5 + (p2,),
+                                bool(it_ and who == 1))      # it interrupts node A
+                        continue
+                    nxt = join((t, bump(oa, 0, 1), ba), (lb, ob, bb), who)
+                elif tag == 2:    # a reply ended: the other node's thread starts back
+                    if has_leg:
+                        nxt = join((t, oa, ba), (lb, ob, bump(bb, 0, 1)), who)
+                    else:
+                        for tb, (p1, p2), _ in arr_r(lb):
+                            assert p1 == ONE
+                            add(join((t, oa, ba), (tb, ob, bb), who), f5 + (p2,))
+                        continue
+                else:
+                    nxt = join((t, oa, ba), (lb, ob, bb), who)
+                add(nxt, f5 + (ONE,))
+            if not has_leg:
+                continue
+            for i in range(legs):
+                for leg, cnt in ((0, oa[i]), (1, ba[i])):
+                    if cnt == 0:
+                        continue
+                    r = (IR, ONE, const(float(cnt)))
+                    vec = oa if leg == 0 else ba
+                    if i + 1 < legs:
+                        v2 = bump(bump(vec, i, -1), i + 1, 1)
+                        mine = (la, v2, ba) if leg == 0 else (la, oa, v2)
+                        add(join(mine, (lb, ob, bb), who), r + (ONE, ONE, ONE))
+                    elif leg == 0:      # the request reaches the other node
+                        for tb, (p1, p2), it_ in arr_y(lb):
+                            add(join((la, bump(oa, i, -1), ba), (tb, ob, bb), who),
+                                r + (p1, p2, ONE), bool(it_ and who == 1))
+                    else:               # the reply comes home: the response handler
+                        for ta, (p1, p2), _ in arr_r(la):
+                            add(join((ta, oa, bump(ba, i, -1)), (lb, ob, bb), who),
+                                r + (p1, p2, ONE))
+        ids = []
+        for nxt in succ:
+            j = index.get(nxt)
+            if j is None:
+                j = index[nxt] = len(states)
+                states.append(nxt)
+                if len(states) > PAIR_MAX_STATES:
+                    return None
+            if j != k:
+                ids.append(len(esrc))
+                esrc.append(k)
+                edst.append(j)
+            else:
+                ids.append(-1)
+        edge += [ids[x] for x in tnxt[len(edge):]]
+        k += 1
+    cv = np.zeros(len(consts) - 1)
+    for x, i in consts.items():
+        if x != 1.0:
+            cv[i - base] = x
+    return dict(fac=np.array(fac, dtype=np.intp), tsrc=np.array(tsrc, dtype=np.intp),
+                edge=np.array(edge, dtype=np.intp), iflag=np.array(iflag, dtype=np.bool_),
+                esrc=np.array(esrc, dtype=np.int64), edst=np.array(edst, dtype=np.int64),
+                LA=np.array([s[0] for s in states], dtype=np.int64),
+                LB=np.array([s[3] for s in states], dtype=np.int64), consts=cv)
+
+
+def _pair_shipped() -> Any:
+    """The shipped structures' file, opened once and read lazily (plain arrays; never
+    unpickled); ``{}`` in a checkout without it."""
+    got = _PAIR_CACHE.get(("file",))
+    if got is None:
+        from pathlib import Path
+
+        path = Path(__file__).parent / "_generated" / _PAIR_DATA
+        got = np.load(path, allow_pickle=False) if path.exists() else {}
+        _PAIR_CACHE[("file",)] = got
+    return got
+
+
+def _pair_structure(key: tuple[Any, ...]) -> dict[str, np.ndarray] | None:
+    """The structure of :func:`_pair_structure_ref` for ``key``: read from the shipped file
+    (:data:`PAIR_SHIPPED`), else enumerated; kept for the next call either way (the
+    oldest of more than :data:`_PAIR_CACHE_SIZE` dropped; safe across threads: a
+    structure two threads build at once is built twice, never half)."""
+    st = _PAIR_CACHE.get(key, False)
+    if st is not False:
+        return st
+    data = _pair_shipped()
+    name = _pair_name(key)
+    if name + "__key" in getattr(data, "files", ()) and str(data[name + "__key"]) == repr(key):
+        st = {f: np.ascontiguousarray(data[f"{name}__{f}"], dtype=big)
+              for f, _, big in _PAIR_FIELDS}
+    else:
+        st = _pair_structure_ref(key)
+    if len(_PAIR_CACHE) > _PAIR_CACHE_SIZE:
+        for old in [k for k in list(_PAIR_CACHE) if k != ("file",)][:1]:
+            _PAIR_CACHE.pop(old, None)
+    _PAIR_CACHE[key] = st
+    return st
+
+
+def _pair_solve(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, int], Any],
+                means: dict[int, float], extra: float, O: float, T_x: float, C: float,
+                legs: int) -> dict[str, Any] | None:
+    """Both nodes of a two-node machine as one chain (no decomposition): ``None`` if too big.
+
+    The chain of :func:`_pair_solve_ref` (its states, transitions and results bit for
+    bit), its structure read from :func:`_pair_structure` (shipped for
+    :data:`PAIR_SHIPPED`, otherwise enumerated once per structure and process) and
+    its rates evaluated as arrays: ``theta = (1, C, rate_leg, alpha, T, exit rates of
+    each handler, constants)``, a term's rate ``((v0 / v1) * v2) * (v3 * v4) * v5``
+    of its 6 ``theta`` entries, the terms of a transition summed in their order of
+    enumeration (``bincount``).
+    """
+    fixed = policy == "fixed"
+    has_leg = T_x > 0
+    key = _pair_key(fixed, n_c, legs, has_leg, ph)
+    st = _pair_structure(key)
+    if st is None:
+        return None
+    parts = [np.array([1.0, C, legs / (T_x / 2.0) if has_leg else 1.0])]
+    for (kk, ff) in sorted(ph):
+        a, T, e = ph[(kk, ff)]
+        parts += [np.asarray(a, dtype=float), np.ravel(np.asarray(T, dtype=float)),
+                  np.asarray(e, dtype=float)]
+    parts.append(st["consts"])
+    theta = np.concatenate(parts)
+    F = theta[st["fac"]]
+    t = ((F[:, 0] / F[:, 1]) * F[:, 2]) * (F[:, 3] * F[:, 4]) * F[:, 5]
+    ed = st["edge"]
+    keep = ed >= 0
+    rates = np.bincount(ed[keep], weights=t[keep], minlength=st["esrc"].size)
+    n = st["LA"].shape[0]
+    fl = st["iflag"]
+    intr = np.bincount(st["tsrc"][fl], weights=t[fl], minlength=n)
+    return _pair_finish(n, st["esrc"], st["edst"], rates, intr, st["LA"], st["LB"], n_c,
+                        means, extra, O, C)
+
+
+def _pair_shipped_keys() -> list[tuple[Any, ...]]:
+    """The structure keys of :data:`PAIR_SHIPPED` (handler PH fits of that cs2)."""
+    keys = []
+    for fixed, cs2 in PAIR_SHIPPED:
+        ph = {(kk, ff): _ph(1.0, cs2, PAIR_ORDER)
+              for kk in (1, 2, 3) for ff in ((0,) if fixed else (0, 1))}
+        keys.append(_pair_key(fixed, 1, PAIR_LEGS, True, ph))
+    return keys
+
+
+def pair_structure_arrays() -> dict[str, np.ndarray]:
+    """The arrays of every shipped two-node structure (:data:`PAIR_SHIPPED`), enumerated now.
+
+    Names ``<name>__<field>`` (:func:`_pair_name`; the field ``key`` holds the
+    key's ``repr``, checked when read); the fields of :func:`_pair_structure_ref`
+    in compact dtypes (exact: indices, counts, the constants as float64).  The
+    reference for the test that the shipped file is current.
+
+    Examples
+    --------
+    >>> arrs = pair_structure_arrays()
+    >>> sorted({k.split("__")[1] for k in arrs})
+    ['LA', 'LB', 'consts', 'edge', 'edst', 'esrc', 'fac', 'iflag', 'key', 'tsrc']
+    """
+    out: dict[str, np.ndarray] = {}
+    for key in _pair_shipped_keys():
+        name = _pair_name(key)
+        st = _pair_structure_ref(key)
+        assert st is not None
+        out[f"{name}__key"] = np.array(repr(key))
+        for field, small, _ in _PAIR_FIELDS:
+            a = st[field]
+            b = a.astype(small)
+            if not np.array_equal(b, a):        # pragma: no cover - guard
+                raise OverflowError(f"{name}__{field} does not fit {small.__name__}")
+            out[f"{name}__{field}"] = b
+    return out
+
+
+def write_pair_structures(path: str | None = None) -> str:
+    """Enumerate the shipped two-node structures and write them (compressed ``.npz``).
+
+    Run ``python -c "from models._policy_node import write_pair_structures as w; w()"``
+    after changing the two-node chain (:func:`_pair_local_sym`,
+    :func:`_pair_structure_ref`, the PH fits' patterns or :data:`PAIR_SHIPPED`);
+    ``tests/models/test_cost.py`` checks that the shipped file equals a fresh
+    enumeration.  Returns the path written.
+    """
+    from pathlib import Path
+
+    target = Path(path) if path is not None else Path(__file__).parent / "_generated" / _PAIR_DATA
+    arrays: dict[str, Any] = pair_structure_arrays()
+    np.savez_compressed(target, **arrays)
+    return str(target)

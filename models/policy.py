@@ -683,37 +683,50 @@ def _network_point(v: Mapping[str, float], policy: str, method: str, tol: float,
     cs2 = v["handler_cs2"]
     var = sum(cs2 * b * b for b in base.values())          # handler variance per cycle
 
-    def run(P_int: float, reduced: bool) -> Any:
-        return run_pop(P_int, n, reduced)
+    def runs(P_int: float, pops: list[list[int]]) -> list[Any]:
+        """The network at ``P_int`` with ``n`` threads per node and each population of
+        ``pops`` (exact MVA: one network built and compiled, the smaller populations
+        read from its lattice by :func:`mva.exact._exact_populations`)."""
+        key = (P_int, tuple(map(tuple, pops)))
+        if key not in seen:
+            seen[key] = solve_pops(P_int, pops)
+        return seen[key]
 
-    def run_pop(P_int: float, n_pop: int, reduced: bool = False) -> Any:
+    seen: dict[Any, list[Any]] = {}      # the same network is not solved twice
+
+    def solve_pops(P_int: float, pops: list[list[int]]) -> list[Any]:
         sy = s["y"] + P_int * O
         m2 = sum(x * x for x in s.values()) - s["y"] ** 2 + sy * sy
         scv = (var + P_int * (1.0 - P_int) * O * O) / m2   # overhead and O_int are constants
         Z = C + P_int * (O + s["y"]) + T_x
-        pops = [n_pop] * N
-        if reduced:                                        # a remote thread is arriving
-            pops[1] -= 1
-        net = _node_network(n_pop, N, s["q"], sy, s["r"], Z, scv, pops)
-        opts = {} if method == "exact" else {"tol": min(tol, 1e-9), "max_iter": max_iter}
-        return mva.solve(net, method, **opts)
+        if method == "exact":
+            from mva.exact import _exact_populations
+
+            return _exact_populations(_node_network(n, N, s["q"], sy, s["r"], Z, scv), pops)
+        opts = {"tol": min(tol, 1e-9), "max_iter": max_iter}
+        return [mva.solve(_node_network(pp[0], N, s["q"], sy, s["r"], Z, scv, pp), method,
+                          **opts) for pp in pops]
+
+    full = [n] * N
+    reduced = [n] * N                                      # a remote thread is arriving
+    reduced[1] -= 1
 
     def interrupts(P_int: float) -> tuple[float, float, Any]:
-        r = run(P_int, False)
         if fixed:
-            return 0.0, 0.0, r
+            return 0.0, 0.0, runs(P_int, [full])[0]
+        r, r_red = runs(P_int, [full, reduced])
         Rk = r.residence_time
         R_y = float(Rk[2].sum())
         R_w = C + P_int * (O + s["y"])
         q = R_w / (R_w + T_x + R_y)                        # computing, given not at home server
         P_all = q ** p
         # arrival theorem: a remote thread arriving sees node 0 with itself removed
-        busy = float(run(P_int, True).utilization[:, 0].sum())
+        busy = float(r_red.utilization[:, 0].sum())
         return P_all * (1.0 - min(busy, 1.0)), P_all, r
 
     it, ok = 0, True
     if fixed:
-        P_int, P_all, r = 0.0, 0.0, run(0.0, False)
+        P_int, P_all, r = 0.0, 0.0, runs(0.0, [full])[0]
     else:
         def f(x: float) -> float:
             return interrupts(x)[0] - x
@@ -745,8 +758,7 @@ def _network_point(v: Mapping[str, float], policy: str, method: str, tol: float,
         # the difference taken from the protocol-processor waiting in proportion.
         X_n = n / (R_w + R_q + R_y + R_r + T_x)
         X_best = X_n
-        for m in range(1, n):
-            rm = run_pop(P_int, m)
+        for rm in runs(P_int, [[m] * N for m in range(1, n)]):
             X_best = max(X_best, float(rm.chain_throughput[0]))
         if X_best > X_n:
             W = (R_q - s["q"]) + (R_y - sy) + (R_r - s["r"])
@@ -795,10 +807,16 @@ def _network_formulas(a: Mapping[str, np.ndarray], policy: str, *, method: str, 
                    sum(_network_seconds(method, int(n), float(c))
                        for n, c in zip(uniq[:, names.index("nodes")], nc_col)),
                    instead="method='auto' or 'fixed-point', or fewer points")
-        points = progress(uniq, total=len(uniq), desc=f"policy {method} MVA", delay=2.0)
-    else:
-        points = uniq
-    rows = [_network_point(dict(zip(names, u)), policy, method, tol, max_iter) for u in points]
+    # the most threads first: exact MVA keeps the population lattice of a network, from
+    # which the same network with fewer threads is read, not solved again (Fixed's network
+    # does not depend on p, nor Floating's before interrupts, P_int = 0)
+    first = np.argsort(-uniq[:, names.index("p")], kind="stable") if uniq.size else \
+        np.zeros(0, dtype=int)
+    points = progress(first, total=len(uniq), desc=f"policy {method} MVA", delay=2.0) \
+        if uniq.size else first
+    rows: list[Any] = [None] * len(uniq)
+    for i in points:
+        rows[i] = _network_point(dict(zip(names, uniq[i])), policy, method, tol, max_iter)
     col = {k: np.array([r[k] for r in rows])[inv].reshape(shape) for k in rows[0]} if rows else {}
     conv = col["conv"]
     if not np.all(conv):

@@ -121,6 +121,14 @@ def cap_utilization(Rck: np.ndarray, n: np.ndarray, Z: np.ndarray, E: np.ndarray
         w = chain_D[:, k].T * n[b]                              # (P, R)
         c0, bb = cyc[b], Bk[b, :, k]                            # (P, R)
         use = w > 0
+        if w.shape[1] < 8 and b.size <= _SCALAR_PAIRS:
+            # few pairs, few chains: the same Newton in Python floats (bit for bit: the
+            # same operations in the same order; NumPy sums fewer than 8 terms left to right)
+            fs = [_newton_scalar(*x) for x in zip(w.tolist(), c0.tolist(), bb.tolist(),
+                                                 use.tolist())]
+            if None not in fs:
+                Rck[b, :, k] *= np.array(fs)[:, None]
+                continue
         f = np.ones(b.size)
         active = np.ones(b.size, dtype=bool)
         for _ in range(60):
@@ -134,3 +142,39 @@ def cap_utilization(Rck: np.ndarray, n: np.ndarray, Z: np.ndarray, E: np.ndarray
             f = np.where(active, f - g / np.where(active, dg, 1.0), f)
         Rck[b, :, k] *= f[:, None]
     return Rck
+
+
+#: at most this many overloaded (state, station) pairs take :func:`_newton_scalar`
+_SCALAR_PAIRS = 32
+
+
+def _newton_scalar(w: list[float], c0: list[float], bb: list[float],
+                   use: list[bool]) -> float | None:
+    """The factor ``f`` of :func:`cap_utilization` for one overloaded pair, in floats.
+
+    Newton on ``g(f) = sum_r w_r / (c0_r + (f - 1) bb_r) - 1`` from ``f = 1`` (chains
+    with ``w_r = 0`` add 0), stopped at ``g <= 1e-15`` or ``g' = 0`` or after 60 steps:
+    the vectorised loop's operations for one row (fewer than 8 chains, summed left to
+    right as NumPy sums them); ``None`` at a zero denominator (left to the vectorised loop).
+    """
+    f = 1.0
+    for _ in range(60):
+        g = 0.0
+        dg = 0.0
+        for wr, cr, br, ur in zip(w, c0, bb, use):
+            if ur:
+                den = cr + (f - 1.0) * br
+                if den == 0.0:
+                    return None
+                t = wr / den
+                g += t
+                dg += t * (br / den)
+            else:
+                g += 0.0
+                dg += 0.0
+        g = g - 1.0
+        dg = -dg
+        if g <= 1e-15 or dg == 0.0:
+            break
+        f = f - g / dg
+    return f

@@ -102,6 +102,10 @@ __all__ = ["exact_mva", "exact_mva_batch", "ExactBatchResult", "DEFAULT_MAX_STAT
 #: default limit on the number of population vectors of the exact recursion
 DEFAULT_MAX_STATES = 2_000_000
 
+#: the general lattice recursion at one priority level computes the BKT residence without
+#: the (zero) higher-level terms (bit for bit the same; False: through class_terms and
+#: queue_residence, the reference the tests compare with)
+_ONE_LEVEL_SHORTCUT = True
 _STARVED = 1e-9  # free capacity below which a preempted class counts as starved
 _QD = frozenset(("queue", "delay"))
 _SMALL_K = 12  # below this many stations the single-class loop uses Python floats
@@ -782,6 +786,12 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
     lidx = np.nonzero(cm.ld)[0]
     classes_of = [np.nonzero(cm.ch == r)[0] for r in range(R)]
     general = not cm.simple and qidx.size > 0
+    one_level = cm.L == 1 and _ONE_LEVEL_SHORTCUT
+    # each chain's demands, at the queue stations demands and visits, service times and
+    # priority levels: gathered once, not at every level
+    per_chain = [(D[cls], D[cls][:, qidx], V[cls][:, qidx], S[cls], cm.onehot[cls])
+                 for cls in classes_of]
+    fcfs_q, cterm_q = cm.fcfs[qidx], cm.cterm[qidx]
 
     # multi-server bookkeeping: p(0..m-1)
     Km = midx.size
@@ -839,21 +849,30 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
                 continue
             pp = pos[idx[sel] - strides[r]]
             cls = classes_of[r]
-            Dr = D[cls]
+            Dr, Dq, Vq = per_chain[r][:3]
             Rr = np.broadcast_to(Dr, (sel.size,) + Dr.shape).copy()     # delay stations: D
             Qs = Qk[pp]
             ps: Any = None
             ps_l: Any = None
             if qidx.size:
-                if general:
+                if general and one_level:
+                    # one priority level (no priorities: FCFS variability only): class_terms'
+                    # higher-level terms are 0 and the free fraction 1, so the residence of
+                    # queue_residence is computed with its own operations, without them
+                    Gs = G[pp][:, :, 0, :][..., qidx]                      # (Bs, 4, Kq)
+                    extra = 0.0 + cterm_q * Gs[:, None, 3, :]
+                    Rr[:, :, qidx] = np.where(
+                        fcfs_q, Dq + Vq * (Gs[:, None, 1, :] + extra),
+                        Dq * (1.0 + Gs[:, None, 0, :]) + Vq * extra)
+                elif general:
                     Gs = G[pp][..., qidx]
                     terms = class_terms(Gs, cm.lev[cls])
-                    Rq, free = queue_residence(Dr[:, qidx], V[cls][:, qidx], terms,
+                    Rq, free = queue_residence(Dq, Vq, terms,
                                                cm.fcfs[qidx], cm.cterm[qidx])
-                    _check_free(free, Dr[:, qidx], cm, cls, qidx)
+                    _check_free(free, Dq, cm, cls, qidx)
                     Rr[:, :, qidx] = Rq
                 else:
-                    Rr[:, :, qidx] = Dr[:, qidx] * (1.0 + Qs[:, None, qidx])
+                    Rr[:, :, qidx] = Dq * (1.0 + Qs[:, None, qidx])
             if Km:
                 ps = pm[pp]
                 corr = (ps * wres).sum(axis=-1)
@@ -872,14 +891,14 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
             parts = [(r, sel, cls, Rall[sel[:, None], cls[None, :]], ps, ps_l)
                      for r, sel, cls, _, ps, ps_l in parts]
         for r, sel, cls, Rr, ps, ps_l in parts:
-            Dr = D[cls]
+            Dr = per_chain[r][0]
             cyc = cm.Z[r] + Rr.sum(axis=(1, 2))
             Xr = nv[sel, r] / cyc
             Qr = Xr[:, None, None] * Rr
             Qk_new[sel] += Qr.sum(axis=1)
             if general:
                 Ur = Xr[:, None, None] * Dr
-                G_new[sel] += aggregate(Qr, Ur, S[cls], cm.onehot[cls])
+                G_new[sel] += aggregate(Qr, Ur, per_chain[r][3], per_chain[r][4])
             if Km:
                 flow = Xr[:, None] * chain_D[r, midx]                   # (Bs, Km)
                 pm_acc[sel, :, 1:] += flow[:, :, None] * ps[:, :, :-1]
@@ -912,6 +931,58 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
     if keep:
         _keep_lattice(key, (N, Xs, Rs))      # type: ignore[arg-type]
     return make_result(cm, X_final, R_final, method="exact", iterations=Ntot)
+
+
+def _exact_populations(network: ClosedNetwork, populations: Any, *,
+                       max_states: int = DEFAULT_MAX_STATES) -> list[MVAResult]:
+    """Exact MVA of ``network`` with each population vector of ``populations``.
+
+    The results of :func:`exact_mva` on ``network`` with its populations replaced
+    by each row, bit for bit, for fewer compilations: ``network`` itself is solved
+    first (its lattice kept when :func:`_exact_lattice` takes it), and a row at most
+    ``network.populations`` in every chain is then read from that lattice (as
+    :func:`exact_mva` would read it); any other row is solved by :func:`exact_mva`.
+    A private helper for models that need a network at several populations (the
+    policy model's monotone-throughput check, its arrival-theorem network).
+
+    Examples
+    --------
+    >>> from mva.network import ClosedNetwork
+    >>> net = ClosedNetwork(demands=[[1.0, 2.0], [2.0, 1.0]], populations=[3, 3],
+    ...                     cs2=[0.5, 0.5], disciplines=["fcfs", "fcfs"])
+    >>> a, b = _exact_populations(net, [[3, 3], [1, 2]])
+    >>> from dataclasses import replace
+    >>> bool(np.array_equal(b.throughput, exact_mva(replace(net, populations=[1, 2])).throughput))
+    True
+    """
+    from dataclasses import replace
+
+    if not isinstance(network, ClosedNetwork):
+        raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
+    Ntop = np.asarray(network.populations, dtype=np.int64)
+    cm: Compiled | None = None
+    key: bytes | None = None
+    if not (_QD.issuperset(network.kinds) and (
+            network.demands.shape[0] == 1 or _simple_product_form(network))):
+        cm = compile_network(network)
+        # exact_mva's route when the network is not product-form: the lattice recursion
+        key = None if cm.simple else _lattice_key(cm)
+    top = _exact_lattice(cm, int(max_states)) if cm is not None and key is not None else \
+        exact_mva(network, max_states=max_states)
+    out = []
+    for pop in populations:
+        N = np.asarray(pop, dtype=np.int64)
+        if N.shape == Ntop.shape and np.array_equal(N, Ntop):
+            out.append(top)
+            continue
+        hit = None
+        if not np.any(N > 0):       # not a network: the error of ClosedNetwork
+            replace(network, populations=N.tolist())
+        if cm is not None and key is not None and N.shape == Ntop.shape and np.all(N <= Ntop):
+            hit = _lattice_lookup(replace(cm, N=N), key)
+        out.append(hit if hit is not None else
+                   exact_mva(replace(network, populations=N.tolist()), max_states=max_states))
+    return out
 
 
 def _warn_precision(cm: Compiled, low: float) -> None:

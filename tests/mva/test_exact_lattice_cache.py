@@ -140,6 +140,51 @@ def test_vectorised_cap_equals_the_scalar_newton_loop(R, K, B, seed):
         assert np.all(X @ chain_D[:, qidx] <= 1.0 + 1e-9)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 7), st.integers(1, 4), st.integers(1, 8), st.integers(0, 2**31 - 1))
+def test_scalar_cap_path_equals_the_vectorised_one_bit_for_bit(R, K, B, seed):
+    """Few overloaded pairs and fewer than 8 chains: the Newton in Python floats
+    (mva._model._newton_scalar) gives the vectorised loop's factors exactly."""
+    import mva._model as M
+
+    rng = np.random.default_rng(seed)
+    C = R + int(rng.integers(0, 3))
+    ch = np.r_[np.arange(R), rng.integers(0, R, C - R)]
+    Em = np.zeros((R, C))
+    Em[ch, np.arange(C)] = 1.0
+    D = rng.uniform(0.1, 3.0, (C, K)) * 10.0 ** rng.uniform(-3, 3, (C, 1))
+    chain_D = Em @ D
+    n = rng.integers(0, 6, (B, R)).astype(float)
+    Z = rng.uniform(0.0, 2.0, R)
+    Rck = D[None] * rng.uniform(0.2, 3.0, (B, C, K))
+    qidx = np.flatnonzero(rng.random(K) < 0.8)
+    calls = []
+    real = M._newton_scalar
+
+    def counted(*a):
+        calls.append(1)
+        return real(*a)
+
+    try:
+        M._newton_scalar = counted
+        got = cap_utilization(Rck.copy(), n, Z, Em, chain_D, qidx)
+        M._newton_scalar = real
+        scalar_calls = len(calls)
+        old, M._SCALAR_PAIRS = M._SCALAR_PAIRS, -1          # the vectorised loop only
+        try:
+            ref = cap_utilization(Rck.copy(), n, Z, Em, chain_D, qidx)
+        finally:
+            M._SCALAR_PAIRS = old
+    finally:
+        M._newton_scalar = real
+    assert np.array_equal(got, ref)
+    # the scalar path ran wherever a station was overloaded
+    cyc = Z + np.einsum("rc,bck->brk", Em, Rck).sum(axis=2)
+    X = np.where(n > 0, n / np.where(cyc > 0, cyc, 1.0), 0.0)
+    if qidx.size and np.any(X @ chain_D[:, qidx] > 1.0 + 1e-12):
+        assert scalar_calls > 0 and not np.array_equal(got, Rck)
+
+
 @pytest.fixture(autouse=True)
 def _empty_store():
     E._LATTICES.clear()
