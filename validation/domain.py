@@ -491,8 +491,13 @@ def model_values(family: str, variant: str, method: str,
         by_key.setdefault(key, []).append(j)
     # groups of at most MAP_GROUP points: "auto" switches to its grid methods on large
     # grids, and the map measures what it gives on the points users ask about
-    groups = {f"{k}/{c}": idx[c:c + MAP_GROUP] for k, idx in by_key.items()
-              for c in range(0, len(idx), MAP_GROUP)}
+    size = MAP_GROUP.get(family, MAP_GROUP["*"])
+    groups = {f"{k}/{c}": idx[c:c + size] for k, idx in by_key.items()
+              for c in range(0, len(idx), size)}
+    # the default method answers every point (its own cost is bounded by its work
+    # budget): it gets AUTO_SECONDS a group and a point and no method budget
+    default = method == "auto"
+    group_s, point_s = (AUTO_SECONDS, AUTO_SECONDS) if default else (GROUP_SECONDS, POINT_SECONDS)
 
     def put(idx: Sequence[int], vals: Mapping[str, Any]) -> None:
         for m in out:
@@ -510,7 +515,7 @@ def model_values(family: str, variant: str, method: str,
             try:
                 if len(idx) < 2:
                     raise ValueError("single point")
-                with _time_limit(GROUP_SECONDS):
+                with _time_limit(group_s):
                     vals = _model_values(family, _stack(family, [points[j] for j in idx]),
                                          call_method, opts)
                 if any(np.size(v) not in (1, len(idx)) for v in vals.values()):
@@ -518,10 +523,11 @@ def model_values(family: str, variant: str, method: str,
                 put(idx, vals)
             except Exception:  # noqa: BLE001 - any failure: solve point by point
                 for j in idx:
-                    if timeouts >= MAX_TIMEOUTS or time.process_time() - t0 > METHOD_SECONDS:
+                    if not default and (timeouts >= MAX_TIMEOUTS
+                                        or time.process_time() - t0 > METHOD_SECONDS):
                         break  # the method is too slow on this domain: the rest stay NaN
                     try:
-                        with _time_limit(POINT_SECONDS):
+                        with _time_limit(point_s):
                             put([j], _model_values(family, cls(**points[j]), call_method, opts))
                     except _Timeout:
                         timeouts += 1
@@ -530,18 +536,22 @@ def model_values(family: str, variant: str, method: str,
     return out
 
 
-#: most points solved in one vectorised call by the map (below every family's
-#: ``auto`` grid thresholds, so the map measures what a call of one or a few points
-#: gets: policy AUTO_NODE_SECONDS (100 points of at most 0.5 estimated s each stay
-#: under its 60 s), LoPC/INI AUTO_GRID_LIMIT)
-MAP_GROUP = 100
+#: most points solved in one vectorised call by the map, per family (``"*"``: the
+#: others), below every family's ``auto`` grid thresholds so that the map measures
+#: what a call of one or a few points gets: policy AUTO_NODE_SECONDS (40 points of at
+#: most 1 estimated s each stay under its 60 s), LoPC/INI AUTO_GRID_LIMIT
+MAP_GROUP = {"policy": 40, "*": 100}
 #: CPU-time limits of the map's solves (seconds): a vectorised group, one point; after
 #: MAX_TIMEOUTS points over the limit a method's remaining points are left unanswered
 GROUP_SECONDS = 60.0
 POINT_SECONDS = 5.0
 MAX_TIMEOUTS = 5
-#: CPU-time budget of one method over one family's design (points in design order)
+#: CPU-time budget of one method over one family's design (points in design order);
+#: not applied to ``auto``, which must answer every point
 METHOD_SECONDS = 240.0
+#: CPU-time limit of a group and of a point solved by ``auto`` (a safety net: its work
+#: budget bounds a point at a few seconds)
+AUTO_SECONDS = 600.0
 
 
 class _Timeout(Exception):
