@@ -1042,12 +1042,14 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     if (O > 0 and (K == 1 or dispatch != "static")
             and not (dispatch == "shared" and K > PAIR_MAX_SERVERS)
             and clusters <= SPLIT_MAX_CLUSTERS
-            and pop <= (PAIR_MAX_POP if clusters == 2 else SPLIT_MAX_POP)
+            and (clusters == 2 or pop <= SPLIT_MAX_POP)
             and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
-        out["pair"] = pop
+        big = clusters == 2 and pop > PAIR_MAX_POP
+        out["pair"] = PAIR_MAX_POP if big else pop
+        out["pair_scale"] = PAIR_MAX_POP / pop if big else 1.0
         out["pair_S"] = O / K if dispatch == "shared" else O
         out["pair_rate"] = 1.0
-        out["pair_exact"] = K == 1 and clusters == 2
+        out["pair_exact"] = K == 1 and clusters == 2 and not big
         out["pair_stations"] = int(clusters)
     return out
 
@@ -1087,6 +1089,9 @@ def _twin_factor(station: dict[str, Any], lam_o: float, Ro: float) -> float:
 
     pop, S1, cO = station["pair"], station["pair_S"], station["cs2"]
     lam = lam_o * station["pair_rate"]
+    scale = station.get("pair_scale", 1.0)
+    if scale != 1.0:     # a reduced population: the waiting part of R_o scaled with it
+        Ro = S1 + (Ro - S1) * scale
     c = station.get("pair_stations", 2)
     if c == 2:
         Rp = pair_effective(lam, Ro, pop, S1, cO)[0]
