@@ -986,6 +986,10 @@ SPLIT_MAX_POP = 21
 SPLIT_MAX_CLUSTERS = 4
 
 
+PAIR_CAP_POP = 16
+SPLIT_CAP_POP = 12
+
+
 def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
                  cO: float) -> dict[str, Any]:
     """The INI station seen by the node method (see :func:`models._node.solve_node`).
@@ -1042,11 +1046,11 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     if (O > 0 and (K == 1 or dispatch != "static")
             and not (dispatch == "shared" and K > PAIR_MAX_SERVERS)
             and clusters <= SPLIT_MAX_CLUSTERS
-            and (clusters == 2 or pop <= SPLIT_MAX_POP)
             and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
-        big = clusters == 2 and pop > PAIR_MAX_POP
-        out["pair"] = PAIR_MAX_POP if big else pop
-        out["pair_scale"] = PAIR_MAX_POP / pop if big else 1.0
+        big = pop > (PAIR_MAX_POP if clusters == 2 else SPLIT_MAX_POP)
+        cap = PAIR_CAP_POP if clusters == 2 else SPLIT_CAP_POP
+        out["pair"] = cap if big else pop
+        out["pair_scale"] = cap / pop if big else 1.0
         out["pair_S"] = O / K if dispatch == "shared" else O
         out["pair_rate"] = 1.0
         out["pair_exact"] = K == 1 and clusters == 2 and not big
@@ -1177,6 +1181,14 @@ PAIR_ROUNDS = 12
 #: solve, up to 13 ms) against the node method's 1e-7
 PAIR_FACTOR_TOL = 1e-6
 
+#: relative tolerance on the waiting factor where it comes from a chain that only
+#: approximates the station (several INIs per cluster, three or four clusters, or a
+#: population reduced to :data:`models._node.PAIR_MAX_POP` / :data:`SPLIT_MAX_POP`):
+#: the factor's own approximation is of the order of 1% (a reduced population against
+#: the full one: 0.3-0.9% of ``f``), so converging it further buys nothing, and it
+#: saves one or two rounds (each a node fixed point, 10-25 ms at the slowest points)
+PAIR_APPROX_TOL = 1e-3
+
 
 def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
                       sources: int, station: dict[str, Any], tol: float,
@@ -1195,7 +1207,8 @@ def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
     .. math:: f = \\frac{R_o^{pair}(\\lambda_o, R_o) - O}{R_o^{single}(\\lambda_o, R_o) - O}
 
     iterated by secant steps on ``F(f) - f`` until ``|F(f) - f| <= tol F(f)``
-    (``tol`` at least :data:`PAIR_FACTOR_TOL`; two to five chain solves).
+    (``tol`` at least :data:`PAIR_FACTOR_TOL`, or :data:`PAIR_APPROX_TOL` where the
+    chain only approximates the station; two to five chain solves).
     With one INI per cluster at two clusters the residence used at that
     point is the twin station's, so the fixed point is the one of the twin
     chain solved at every step; otherwise the twin (split) chain of
@@ -1212,7 +1225,7 @@ def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
         lam_o = station["threads"] * station["visits"] / v["R"]
         return v, _twin_factor(station, lam_o, v["R_o"])
 
-    ftol = max(tol, PAIR_FACTOR_TOL)
+    ftol = max(tol, PAIR_FACTOR_TOL if station["pair_exact"] else PAIR_APPROX_TOL)
     f0 = 1.0
     v, F0 = run(f0, None)
     its = int(v["iterations"])
