@@ -1353,7 +1353,7 @@ def _canonical(s: tuple) -> tuple:
 #: :func:`handler_ph`, ``P = 3`` (1 stage) up to Erlang-:data:`FULL_MAX_ERLANG`,
 #: ``P = 4`` (1 stage, unordered channels) with the exponential and the
 #: two-phase handler; each also without latency (no stage, ``L = 0``)
-FULL_SHIPPED = ((2, 8, True, (1.0, 2.0, 1 / 2, 1 / 3, 1 / 4, 1 / 5, 1 / 6)),
+FULL_SHIPPED = ((2, 16, True, (1.0, 2.0, 1 / 2, 1 / 3, 1 / 4, 1 / 5, 1 / 6)),
                 (3, 1, True, (1.0, 2.0, 1 / 2, 1 / 3, 1 / 4)),
                 (4, 1, False, (1.0, 2.0)))
 

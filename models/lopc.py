@@ -69,14 +69,18 @@ METHODS = ("auto", "node", "lopc", "mva", "exact", "linearizer", "schweitzer")
 AUTO_METHOD = "node"
 
 #: Erlang stages of the constant latency in the whole-machine chain
-#: (:func:`models._node.solve_full`), by machine size.  Rule: the largest
-#: power of two that keeps the chain under about 1,000 states (P = 2: k = 8,
-#: 365-805 states, <= 30 ms; P = 3: k = 2 already has 11,700 states and
-#: takes 12 s, so k = 1).  Measured on the seed-2026 design: k = 4 -> 8
-#: moves the worst P = 2 points by only 0.4-0.8 points of R (k = 32: 1.5
-#: points at 10x the cost): the lockstep of two threads under a *constant*
-#: latency is not an Erlang effect.
-LATENCY_STAGES = {2: 8, 3: 1}
+#: (:func:`models._node.solve_full`), by machine size.  P = 2: k = 16 (961 to
+#: 1,273 states, direct sparse LU, 1-2 ms a solve warm; the structures shipped,
+#: :data:`models._node.FULL_SHIPPED`).  On fresh P = 2 designs (seed 41, 40
+#: points; seed 43, 81 points) k = 8 -> 16 took ``R`` mean / p95 from 1.10 /
+#: 8.68% to 1.02 / 7.87% and 1.51 / 8.74% to 1.37 / 8.63%; k = 32 (3,400-4,000
+#: states, 5-9 ms, up to 50 ms loaded) gained another 0.1 points of the mean.
+#: The error falls only about linearly in ``log k`` (the worst points: -13.4%
+#: at k = 8, -4.7% at k = 128; others -14.6% -> -11.6%): two threads with
+#: ``W << o`` fall into a lockstep under a *constant* latency that Erlang
+#: stages only approach very slowly, so more stages are not the remedy.
+#: P = 3: k = 2 already has 11,700 states and takes 12 s, so k = 1.
+LATENCY_STAGES = {2: 16, 3: 1}
 
 #: largest machine that ``method="node"`` solves as one whole-machine chain
 #: (:func:`models._node.solve_full`, the processors' symmetry lumped, one
