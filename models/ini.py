@@ -991,7 +991,7 @@ SPLIT_MAX_CLUSTERS = 4
 #: (split) chain of this many customers, the waiting part of ``R_o`` scaled by the
 #: population ratio (:func:`_twin_factor`).  Chosen on fresh seed-41/43 designs (289
 #: points at two to four clusters, 96 beyond the limits): caps 32/21, 24/16, 16/12,
-#: 12/9 gave those points a mean |error| of ``R`` of 1.39, 1.44, 1.53, 1.64% (2.5%
+#: 12/9 gave those points a mean |error| of ``R`` of 1.39, 1.44, 1.53, 1.64% (2.30%
 #: without the correction); 16/12 keeps each round's chain at about 1 ms, so the
 #: points cost about what they did uncorrected
 PAIR_CAP_POP = 16
