@@ -69,17 +69,18 @@ METHODS = ("auto", "node", "lopc", "mva", "exact", "linearizer", "schweitzer")
 AUTO_METHOD = "node"
 
 #: Erlang stages of the constant latency in the whole-machine chain
-#: (:func:`models._node.solve_full`), by machine size.  P = 2: k = 16 (961 to
-#: 1,273 states, direct sparse LU, 1-2 ms a solve warm; the structures shipped,
-#: :data:`models._node.FULL_SHIPPED`).  On fresh P = 2 designs (seed 41, 40
-#: points; seed 43, 81 points) k = 8 -> 16 took ``R`` mean / p95 from 1.10 /
-#: 8.68% to 1.02 / 7.87% and 1.51 / 8.74% to 1.37 / 8.63%; k = 32 (3,400-4,000
-#: states, 5-9 ms, up to 50 ms loaded) gained another 0.1 points of the mean.
-#: The error falls only about linearly in ``log k`` (the worst points: -13.4%
-#: at k = 8, -4.7% at k = 128; others -14.6% -> -11.6%): two threads with
-#: ``W << o`` fall into a lockstep under a *constant* latency that Erlang
-#: stages only approach very slowly, so more stages are not the remedy.
-#: P = 3: k = 2 already has 11,700 states and takes 12 s, so k = 1.
+#: (:func:`models._node.solve_full`), by machine size.  P = 2: k = 16 (648 to
+#: 1,033 lumped states, direct sparse LU, 1-2 ms a solve warm; the structures
+#: shipped, :data:`models._node.FULL_SHIPPED`).  A message sent behind another
+#: on a channel rides on its clock (:data:`models._node.SHARED_MIN_STAGES`),
+#: so two threads with ``W << o`` keep the simulator's convoy (a reply and a
+#: request sent together arrive together); with that, max |error| of ``R`` on
+#: fresh P = 2 designs (seeds 41 / 43 / 47, 201 points) falls steadily with k:
+#: 4.9 / 6.0 / 4.9% at k = 2, 2.4 / 2.7 / 2.8% at 8, 1.8 / 1.7 / 1.7% at 16,
+#: 1.3 / 1.2 / 1.3% at 32 (with independent clocks per message it was 12.7 /
+#: 14.4 / 15.0% at 16 and barely moved with k).  P = 3: k = 2 had
+#: 11,700 states and takes 12 s, so k = 1 (no shared clock: the convoy is not
+#: represented there).
 LATENCY_STAGES = {2: 16, 3: 1}
 
 #: largest machine that ``method="node"`` solves as one whole-machine chain
