@@ -79,7 +79,7 @@ AUTO_METHOD = "node"
 #: 4.9 / 6.0 / 4.9% at k = 2, 2.4 / 2.7 / 2.8% at 8, 1.8 / 1.7 / 1.7% at 16,
 #: 1.3 / 1.2 / 1.3% at 32 (with independent clocks per message it was 12.7 /
 #: 14.4 / 15.0% at 16 and barely moved with k).  P = 3: k = 2 had
-#: 11,700 states and takes 12 s, so k = 1 (no shared clock: the convoy is not
+#: 11,700 states (independent clocks) and took 12 s, so k = 1 (no shared clock: the convoy is not
 #: represented there).
 LATENCY_STAGES = {2: 16, 3: 1}
 
