@@ -983,27 +983,61 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
             "residual": res, "size": ch.size, "truncation": top}
 
 
-def _behind(th: list, other: int, kind: str, node: int) -> int:
-    """1 if thread ``other`` has a message of ``kind`` in flight on the same channel.
+#: fewest Erlang latency stages at which a message sent behind another on a
+#: FIFO channel of the whole-machine chain shares the earlier message's clock
+#: (:func:`_behind`); with one stage the lag cannot be resolved and the later
+#: message keeps a clock of its own
+SHARED_MIN_STAGES = 2
+
+
+def _behind(th: list, other: int, kind: str, node: int, m: int = 1) -> int:
+    """Nonzero if thread ``other`` has a message of ``kind`` in flight on the same channel.
 
     A channel ``u -> v`` carries at most two messages: ``u``'s request to
     ``v`` (thread ``u`` in ``N1`` towards ``v``) and the reply to ``v``'s
     request handled at ``u`` (thread ``v`` in ``N2`` from ``u``).  A message
     sent while the other is in flight is behind it: the simulator's constant
-    latency never reorders a channel.  When the later message's Erlang clock
-    ends first, the earlier message arrives and the later one takes over the
-    earlier's clock (a swap of labels: every clock is still one Erlang
-    latency, so the mean time in the network stays ``L`` per message).
+    latency never reorders a channel.
+
+    With ``m >= SHARED_MIN_STAGES`` Erlang stages the later message rides
+    on the earlier one's clock: it is sent ``d`` stages behind (``d`` = the
+    stages the earlier one has completed), returned as ``1 + d``; it does
+    not move while the earlier one is in flight, and when that one arrives
+    it has ``d`` stages left (none: it arrives at once, behind it).  Its own
+    latency is still Erlang-``m`` (the earlier one's remaining ``m - d``
+    stages, then ``d``), but the two arrive as far apart as they were sent,
+    up to ``d`` stages' jitter -- as through a constant delay, where two
+    threads with short computations keep sending a reply and a request
+    together (the gap at arrival equals the gap at sending).  With
+    independent clocks the pair separated by about ``L sqrt(2/m)`` every
+    trip, which broke that pattern (``P = 2``, ``W`` well below ``o``:
+    ``R`` 10-15% low).  With one stage (``m < SHARED_MIN_STAGES``) the later
+    message has a clock of its own and, when it ends first, the earlier
+    message arrives and the later one takes over the earlier's clock (a
+    swap of labels); returned as 1.
     """
     st = th[other]
-    return int(st[0] == kind and st[1] == node)
+    if not (st[0] == kind and st[1] == node):
+        return 0
+    return 1 + st[2] if m >= SHARED_MIN_STAGES else 1
 
 
-def _release(th: list, other: int, kind: str, node: int) -> None:
-    """A message arrived: the later message of its channel (thread ``other``) may arrive."""
+def _release(th: list, other: int, kind: str, node: int, m: int = 1) -> bool:
+    """A message arrived: the later message of its channel (thread ``other``) may arrive.
+
+    Returns True if the later message arrives at once (sent ``0`` stages
+    behind on a shared clock, :func:`_behind`); the caller moves it.
+    """
     st = th[other]
     if st[0] == kind and st[1] == node and st[3]:
-        th[other] = (kind, node, st[2], 0)
+        if m >= SHARED_MIN_STAGES:
+            lag = st[3] - 1
+            if lag == 0:
+                return True
+            th[other] = (kind, node, m - lag, 0)
+        else:
+            th[other] = (kind, node, st[2], 0)
+    return False
 
 
 #: most Erlang phases of the handler in the whole-machine chain, by machine size;
@@ -1183,14 +1217,14 @@ def _full_moves(s: tuple, P: int, ph: int, m: int, A_: list[int], Tf: list[list[
 
     def send(th: list, qs: list, phs: list, t: int, d: int) -> list[tuple[tuple, Any]]:
         if m:
-            th[t] = ("N1", d, 0, _behind(th, d, "N2", t)) if fifo else ("N1", t, 0, 0)
+            th[t] = ("N1", d, 0, _behind(th, d, "N2", t, m)) if fifo else ("N1", t, 0, 0)
             return [((), (tuple(th), tuple(qs), tuple(phs)))]
         th[t] = ("Q", d)
         return arrive(th, qs, phs, d, t)
 
     def reply(th: list, qs: list, phs: list, t: int, s: int) -> list[tuple[tuple, Any]]:
         if m:
-            th[t] = ("N2", s, 0, _behind(th, s, "N1", t)) if fifo else ("N2", t, 0, 0)
+            th[t] = ("N2", s, 0, _behind(th, s, "N1", t, m)) if fifo else ("N2", t, 0, 0)
             return [((), (tuple(th), tuple(qs), tuple(phs)))]
         th[t] = ("Y",)
         return arrive(th, qs, phs, t, -1)
@@ -1205,6 +1239,8 @@ def _full_moves(s: tuple, P: int, ph: int, m: int, A_: list[int], Tf: list[list[
                         moves.append((W_ + pr, ns))
         elif kind == "N1":
             th = list(threads)
+            if fifo and st[3] and m >= SHARED_MIN_STAGES:
+                continue        # behind on a shared clock: moves with the leader
             if st[2] + 1 < m:
                 th[t] = ("N1", st[1], st[2] + 1, st[3])
                 moves.append((L_, (tuple(th), queues, phases)))
@@ -1217,9 +1253,16 @@ def _full_moves(s: tuple, P: int, ph: int, m: int, A_: list[int], Tf: list[list[
                             moves.append((L_ + (inv,) + pr, ns))
             elif not st[3]:
                 th[t] = ("Q", st[1])
-                _release(th, st[1], "N2", t)
-                for pr, ns in arrive(th, list(queues), list(phases), st[1], t):
-                    moves.append((L_ + pr, ns))
+                d = st[1]
+                now = _release(th, d, "N2", t, m)
+                for pr, ns in arrive(th, list(queues), list(phases), d, t):
+                    if now:     # the reply behind it, sent in the same stage
+                        th2 = list(ns[0])
+                        th2[d] = ("Y",)
+                        for pr2, ns2 in arrive(th2, list(ns[1]), list(ns[2]), d, -1):
+                            moves.append((L_ + pr + pr2, ns2))
+                    else:
+                        moves.append((L_ + pr, ns))
             else:             # FIFO channel: the earlier message arrives first (_swap)
                 d = st[1]
                 th[t] = ("N1", d, threads[d][2], 0)
@@ -1228,14 +1271,23 @@ def _full_moves(s: tuple, P: int, ph: int, m: int, A_: list[int], Tf: list[list[
                     moves.append((L_ + pr, ns))
         elif kind == "N2":
             th = list(threads)
+            if fifo and st[3] and m >= SHARED_MIN_STAGES:
+                continue
             if st[2] + 1 < m:
                 th[t] = ("N2", st[1], st[2] + 1, st[3])
                 moves.append((L_, (tuple(th), queues, phases)))
             elif not st[3]:
                 th[t] = ("Y",)
-                _release(th, st[1], "N1", t)
+                s_ = st[1]
+                now = _release(th, s_, "N1", t, m)
                 for pr, ns in arrive(th, list(queues), list(phases), t, -1):
-                    moves.append((L_ + pr, ns))
+                    if now:     # the request behind it, sent in the same stage
+                        th2 = list(ns[0])
+                        th2[s_] = ("Q", t)
+                        for pr2, ns2 in arrive(th2, list(ns[1]), list(ns[2]), t, s_):
+                            moves.append((L_ + pr + pr2, ns2))
+                    else:
+                        moves.append((L_ + pr, ns))
             else:
                 s_ = st[1]
                 th[t] = ("N2", s_, threads[s_][2], 0)
@@ -1353,7 +1405,7 @@ def _canonical(s: tuple) -> tuple:
 #: :func:`handler_ph`, ``P = 3`` (1 stage) up to Erlang-:data:`FULL_MAX_ERLANG`,
 #: ``P = 4`` (1 stage, unordered channels) with the exponential and the
 #: two-phase handler; each also without latency (no stage, ``L = 0``)
-FULL_SHIPPED = ((2, 8, True, (1.0, 2.0, 1 / 2, 1 / 3, 1 / 4, 1 / 5, 1 / 6)),
+FULL_SHIPPED = ((2, 16, True, (1.0, 2.0, 1 / 2, 1 / 3, 1 / 4, 1 / 5, 1 / 6)),
                 (3, 1, True, (1.0, 2.0, 1 / 2, 1 / 3, 1 / 4)),
                 (4, 1, False, (1.0, 2.0)))
 

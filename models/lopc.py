@@ -69,14 +69,19 @@ METHODS = ("auto", "node", "lopc", "mva", "exact", "linearizer", "schweitzer")
 AUTO_METHOD = "node"
 
 #: Erlang stages of the constant latency in the whole-machine chain
-#: (:func:`models._node.solve_full`), by machine size.  Rule: the largest
-#: power of two that keeps the chain under about 1,000 states (P = 2: k = 8,
-#: 365-805 states, <= 30 ms; P = 3: k = 2 already has 11,700 states and
-#: takes 12 s, so k = 1).  Measured on the seed-2026 design: k = 4 -> 8
-#: moves the worst P = 2 points by only 0.4-0.8 points of R (k = 32: 1.5
-#: points at 10x the cost): the lockstep of two threads under a *constant*
-#: latency is not an Erlang effect.
-LATENCY_STAGES = {2: 8, 3: 1}
+#: (:func:`models._node.solve_full`), by machine size.  P = 2: k = 16 (648 to
+#: 1,033 lumped states, direct sparse LU, 1-2 ms a solve warm; the structures
+#: shipped, :data:`models._node.FULL_SHIPPED`).  A message sent behind another
+#: on a channel rides on its clock (:data:`models._node.SHARED_MIN_STAGES`),
+#: so two threads with ``W << o`` keep the simulator's convoy (a reply and a
+#: request sent together arrive together); with that, max |error| of ``R`` on
+#: fresh P = 2 designs (seeds 41 / 43 / 47, 201 points) falls steadily with k:
+#: 4.9 / 6.0 / 4.9% at k = 2, 2.4 / 2.7 / 2.8% at 8, 1.8 / 1.7 / 1.7% at 16,
+#: 1.3 / 1.2 / 1.3% at 32 (with independent clocks per message it was 12.7 /
+#: 14.4 / 15.0% at 16 and barely moved with k).  P = 3: k = 2 had
+#: 11,700 states (independent clocks) and took 12 s, so k = 1 (no shared clock: the convoy is not
+#: represented there).
+LATENCY_STAGES = {2: 16, 3: 1}
 
 #: largest machine that ``method="node"`` solves as one whole-machine chain
 #: (:func:`models._node.solve_full`, the processors' symmetry lumped, one

@@ -576,14 +576,63 @@ def test_twin_station_of_two_cluster_machines(N, K, dispatch, clusters, pop, S1)
 
 
 @pytest.mark.parametrize("N, K, dispatch, clusters", [
-    (3, 2, "static", 2), (2, 8, "shared", 2), (20, 2, "shared", 2), (4, 2, "shared", 3),
-    (17, 2, "round_robin", 2), (8, 1, "static", 3), (3, 3, "static", 4), (1, 2, "shared", 5),
-    (1, 1, "static", 12)])
+    (3, 2, "static", 2), (2, 8, "shared", 2), (3, 5, "shared", 3), (3, 3, "static", 4),
+    (1, 2, "shared", 5), (1, 1, "static", 12)])
 def test_no_twin_station_outside_its_limits(N, K, dispatch, clusters):
-    """No twin or split correction for static dispatch with K > 1, more than PAIR_MAX_POP
-    customers at two clusters or SPLIT_MAX_POP at three or four, more than
+    """No twin or split correction for static dispatch with K > 1, more than
     SPLIT_MAX_CLUSTERS clusters, or a shared queue of more than PAIR_MAX_SERVERS INIs."""
     assert "pair" not in ini._ini_station(N, K, clusters, dispatch, 60.0, 6.0)
+
+
+@pytest.mark.parametrize("N, K, dispatch, clusters, pop", [
+    (20, 2, "shared", 2, 80), (17, 2, "round_robin", 2, 34), (20, 1, "static", 2, 40),
+    (8, 1, "static", 3, 24), (4, 2, "shared", 3, 24), (6, 1, "round_robin", 4, 24)])
+def test_reduced_population_beyond_the_chains_limits(N, K, dispatch, clusters, pop):
+    """Beyond PAIR_MAX_POP customers at two clusters (SPLIT_MAX_POP at three or four) the
+    factor's chain has PAIR_CAP_POP (SPLIT_CAP_POP) customers, the population ratio is
+    recorded, and the twin chain is not the station any more."""
+    st_ = ini._ini_station(N, K, clusters, dispatch, 60.0, 6.0)
+    cap = ini.PAIR_CAP_POP if clusters == 2 else ini.SPLIT_CAP_POP
+    assert st_["pair"] == cap and st_["pair_scale"] == pytest.approx(cap / pop)
+    assert not st_["pair_exact"]
+    small = ini._ini_station(1, 1, clusters, dispatch, 60.0, 6.0)
+    assert small["pair_scale"] == 1.0 and small["pair"] == clusters
+
+
+@pytest.mark.parametrize("N, K, dispatch, clusters, cO", [
+    (20, 1, "static", 2, 8.0), (12, 2, "shared", 2, 6.0), (17, 2, "round_robin", 2, 3.0),
+    (8, 1, "static", 3, 8.0), (4, 2, "shared", 3, 6.0)])
+def test_reduced_population_factor_is_close_to_the_full_one(N, K, dispatch, clusters, cO):
+    """At the corrected fixed point the waiting factor of the reduced chain (waiting part
+    of R_o scaled by the population ratio) is within 3% of the factor of the chain with the
+    full population (up to 80 customers: 0.1-2.6% apart), and both lengthen the wait.
+    Without the scaling the reduced chain's factor falls to 0.56-0.58 at two clusters."""
+    W, o, O, l_, L, co = 50.0, 40.0, 60.0, 5.0, 20.0, 4.0
+    st_ = ini._ini_station(N, K, clusters, dispatch, O, cO)
+    v = ini._solve_pair_point(W, o, l_, O, L, co, cO, N * K * (clusters - 1), st_, 1e-9, 200)
+    assert v["converged"]
+    lam_o = 4.0 * st_["threads"] / v["R"]
+    f_cap = ini._twin_factor(st_, lam_o, v["R_o"])
+    full = dict(st_, pair=int(round(st_["pair"] / st_["pair_scale"])), pair_scale=1.0)
+    f_full = ini._twin_factor(full, lam_o, v["R_o"])
+    assert f_cap > 1.0 and f_full > 1.0
+    assert f_cap == pytest.approx(f_full, rel=0.03)
+    # the self-consistency of the correction, to the approximate forms' tolerance
+    single = {k: x for k, x in st_.items() if k != "pair"}
+    from models import _node
+    Rs = _node.station_effective(lam_o, v["R_o"], single["sources"], single["servers"], O, cO,
+                                 single["phi"])[0]
+    assert v["R_o"] == pytest.approx(O + f_cap * (Rs - O), rel=ini.PAIR_APPROX_TOL)
+
+
+@pytest.mark.parametrize("clusters, Ns", [(2, (15, 16, 17, 18)), (3, (6, 7, 8, 9))])
+def test_round_trip_non_decreasing_across_the_population_limit(clusters, Ns):
+    """R keeps growing with N where the exact twin (split) chain gives way to the reduced
+    one (at 2 x 16 and 3 x 7 PEs' worth of customers)."""
+    for cO in (2.0, 8.0):
+        R = [float(solve(INIParams(N=N, K=1, clusters=clusters, W=200.0, o=30.0, O=60.0, l=10.0,
+                                   L=50.0, cs2_o=2.0, cs2_O=cO), method="node").R) for N in Ns]
+        assert all(b > a for a, b in zip(R, R[1:]))
 
 
 @pytest.mark.parametrize("N, cO", [(4, 6.0), (7, 3.0), (2, 9.0)])
@@ -617,7 +666,8 @@ def test_twin_correction_with_several_inis_is_self_consistent(N, K, dispatch, cl
     Rs = _node.station_effective(lam_o, v["R_o"], single["sources"], single["servers"], O, cO,
                                  single["phi"])[0]
     f = ini._twin_factor(st_, lam_o, v["R_o"])
-    assert v["R_o"] == pytest.approx(O + f * (Rs - O), rel=1e-5)
+    # the approximate factor forms are converged to PAIR_APPROX_TOL (not the node tolerance)
+    assert v["R_o"] == pytest.approx(O + f * (Rs - O), rel=ini.PAIR_APPROX_TOL)
     plain = _node.solve_node(sources, W, o, co, 2 * l_ + 2 * L, station=single, tol=1e-9)
     assert f > 1.0 and v["R"] > plain["R"]
     # Little's law at the INI station and the round trip's parts

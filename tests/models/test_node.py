@@ -217,6 +217,41 @@ def test_full_chain_fifo_channels_keep_the_lockstep():
     assert f["R_w"] + f["R_p"] + f["R_q"] + f["R_y"] + 300.0 == pytest.approx(f["R"], rel=1e-9)
 
 
+def test_shared_clock_keeps_the_send_gap():
+    """A message sent behind another on a FIFO channel rides on its clock: sent d stages
+    behind, it has d stages left when the earlier one arrives (0: it arrives with it)."""
+    m = 16
+    for lead_stage in (0, 5, 15):
+        th = [("N2", 1, lead_stage, 0), ("C",)]     # the reply to 0 in flight from 1
+        flag = _node._behind(th, 0, "N2", 1, m)      # 1 sends its request to 0 behind it
+        assert flag == 1 + lead_stage
+        th2 = [("Y",), ("N1", 0, 0, flag)]
+        now = _node._release(th2, 1, "N1", 0, m)
+        if lead_stage == 0:
+            assert now and th2[1] == ("N1", 0, 0, flag)      # the caller moves it at once
+        else:
+            assert not now and th2[1] == ("N1", 0, m - lead_stage, 0)
+    # one stage: the lag is not resolved, the later message keeps a clock of its own
+    th = [("N2", 1, 0, 0), ("C",)]
+    assert _node._behind(th, 0, "N2", 1, 1) == 1
+    th2 = [("Y",), ("N1", 0, 0, 1)]
+    assert not _node._release(th2, 1, "N1", 0, 1) and th2[1] == ("N1", 0, 0, 0)
+
+
+@pytest.mark.parametrize("k", [2, 8, 16])
+def test_full_chain_convoy_at_short_compute(k):
+    """W << o at P = 2 with L >> o: the reply and the next request leave a processor together
+    and, through a constant delay, arrive together, so each request waits behind a reply
+    handler and each thread behind a request handler: R -> 2L + 4o (the simulator: 596 at
+    W = 0.5, o = 50, L = 200).  With independent Erlang clocks the pair separated every trip
+    and R stayed near 2L + 2o (519 at 16 stages).  The mean latency is still L."""
+    W, o, L = 0.05, 50.0, 2000.0
+    a = _node.solve_full(2, W, o, 1.0, L, latency_stages=k)
+    assert a["R"] == pytest.approx(2 * L + 4 * o, rel=0.01)
+    assert a["R_q"] == pytest.approx(2 * o, rel=0.02)
+    assert a["R_w"] + a["R_p"] + a["R_q"] + a["R_y"] + 2 * L == pytest.approx(a["R"], rel=1e-9)
+
+
 def test_saturated_station_shortcut_is_the_same_fixed_point(monkeypatch):
     """A station near saturation holds its utilization between chain solves: same answer as
     solving its chain at every step (SAT_IDLE = 0 turns the shortcut off)."""
