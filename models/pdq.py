@@ -610,30 +610,33 @@ INTERRUPT_QUEUE_TOL = 1e-4
 INTERRUPT_MAX_QUEUE = 2048
 
 # transition kinds of the interrupt chain (rate = multiplicity x the kind's rate)
-(_T_IDLE_END, _T_BURST_END, _T_TAKE, _T_INTERRUPT, _T_DONE_FREE, _T_DONE_COMP, _T_DONE_INT,
- _T_QUEUE, _T_CONT, _T_CONT_INT) = range(10)
+(_T_IDLE_END, _T_BURST_END, _T_TAKE, _T_INTERRUPT, _T_DONE_FREE, _T_DONE_COMP, _T_DONE_READY,
+ _T_DONE_INT, _T_QUEUE, _T_CONT_FREE, _T_CONT_COMP, _T_CONT_READY, _T_CONT_INT) = range(13)
 
 
 @functools.lru_cache(maxsize=64)
 def _interrupt_structure(k: int, levels: int) -> tuple[np.ndarray, ...]:
     """States and transitions of the multiplexed processors' chain (see :func:`_interrupt_probability`).
 
-    States ``(f, c, a, b, q)``: free, computing, running a handler after
-    taking it free, running the handler it was interrupted for, handlers
-    queued (``q > 0`` only when ``a + b = k``).  Returns ``(src, dst, kind,
-    mult, interrupting, computing, free, queued, acting)``: the transitions (source,
-    destination, kind, multiplicity) and, per state, whether an arrival
-    interrupts there, the processors computing and free, the handlers
-    queued and the processors running handlers.
+    States ``(f, c, a, d, b, q)``: free, computing, running a handler taken
+    free (idle period going on), running a handler with the thread waiting
+    to compute, running the handler it was interrupted for, handlers queued
+    (``q > 0`` only when ``a + d + b = k``).  Returns ``(src, dst, kind,
+    mult, interrupting, computing, free, queued, acting)``: the transitions
+    (source, destination, kind, multiplicity) and, per state, whether an
+    arrival interrupts there, the processors computing and free, the
+    handlers queued and the processors running handlers.
     """
-    states: list[tuple[int, int, int, int, int]] = []
+    states: list[tuple[int, int, int, int, int, int]] = []
     for f in range(k + 1):
         for c in range(k + 1 - f):
             for a in range(k + 1 - f - c):
-                states.append((f, c, a, k - f - c - a, 0))
+                for d in range(k + 1 - f - c - a):
+                    states.append((f, c, a, d, k - f - c - a - d, 0))
     for q in range(1, levels + 1):
         for a in range(k + 1):
-            states.append((0, 0, a, k - a, q))
+            for d in range(k + 1 - a):
+                states.append((0, 0, a, d, k - a - d, q))
     index = {s: i for i, s in enumerate(states)}
     src: list[int] = []
     dst: list[int] = []
@@ -648,30 +651,34 @@ def _interrupt_structure(k: int, levels: int) -> tuple[np.ndarray, ...]:
             mult.append(m)
 
     for s in states:
-        f, c, a, b, q = s
+        f, c, a, d, b, q = s
         if q == 0:
-            add(s, (f - 1, c + 1, a, b, 0), _T_IDLE_END, f)
-            add(s, (f + 1, c - 1, a, b, 0), _T_BURST_END, c)
+            add(s, (f - 1, c + 1, a, d, b, 0), _T_IDLE_END, f)
+            add(s, (f + 1, c - 1, a, d, b, 0), _T_BURST_END, c)
             if f:
-                add(s, (f - 1, c, a + 1, b, 0), _T_TAKE, 1)
+                add(s, (f - 1, c, a + 1, d, b, 0), _T_TAKE, 1)
             elif c:
-                add(s, (f, c - 1, a, b + 1, 0), _T_INTERRUPT, 1)
+                add(s, (f, c - 1, a, d, b + 1, 0), _T_INTERRUPT, 1)
             elif levels:
-                add(s, (0, 0, a, b, 1), _T_QUEUE, 1)
-            add(s, (f + 1, c, a - 1, b, 0), _T_DONE_FREE, a)
-            add(s, (f, c + 1, a - 1, b, 0), _T_DONE_COMP, a)
-            add(s, (f, c + 1, a, b - 1, 0), _T_DONE_INT, b)
+                add(s, (0, 0, a, d, b, 1), _T_QUEUE, 1)
+            add(s, (f + 1, c, a - 1, d, b, 0), _T_DONE_FREE, a)
+            add(s, (f, c + 1, a - 1, d, b, 0), _T_DONE_COMP, a)
+            add(s, (f, c + 1, a, d - 1, b, 0), _T_DONE_READY, d)
+            add(s, (f, c + 1, a, d, b - 1, 0), _T_DONE_INT, b)
         else:
             if q < levels:
-                add(s, (0, 0, a, b, q + 1), _T_QUEUE, 1)
-            # a processor that ends a handler takes the next one waiting; an
-            # interrupted one has paid its interrupt and goes on as the others
-            add(s, (0, 0, a, b, q - 1), _T_CONT, a)
-            add(s, (0, 0, a + 1, b - 1, q - 1), _T_CONT_INT, b)
+                add(s, (0, 0, a, d, b, q + 1), _T_QUEUE, 1)
+            # a processor that ends a handler takes the next one waiting; its idle
+            # period may have ended meanwhile; an interrupted one has paid its
+            # interrupt and goes on with its thread waiting to compute
+            add(s, (0, 0, a, d, b, q - 1), _T_CONT_FREE, a)
+            add(s, (0, 0, a - 1, d + 1, b, q - 1), _T_CONT_COMP, a)
+            add(s, (0, 0, a, d, b, q - 1), _T_CONT_READY, d)
+            add(s, (0, 0, a, d + 1, b - 1, q - 1), _T_CONT_INT, b)
     st = np.array(states, dtype=float)
-    interrupting = (st[:, 0] == 0) & (st[:, 1] > 0) & (st[:, 4] == 0)
+    interrupting = (st[:, 0] == 0) & (st[:, 1] > 0) & (st[:, 5] == 0)
     return (np.array(src), np.array(dst), np.array(kind), np.array(mult, dtype=float),
-            interrupting, st[:, 1], st[:, 0], st[:, 4], st[:, 2] + st[:, 3])
+            interrupting, st[:, 1], st[:, 0], st[:, 5], st[:, 2] + st[:, 3] + st[:, 4])
 
 
 def _interrupt_chain(k: int, lam: float, S0: float, O_int: float, uc: float, burst: float,
@@ -689,8 +696,9 @@ def _interrupt_chain(k: int, lam: float, S0: float, O_int: float, uc: float, bur
     levels = 8
     while True:
         src, dst, kind, mult, intr, comp, free, queued, act = _interrupt_structure(k, levels)
-        rate = np.array([1.0 / idle, 1.0 / burst, lam, lam, r / S0, (1.0 - r) / S0,
-                         1.0 / (S0 + O_int), lam, 1.0 / S0, 1.0 / (S0 + O_int)])
+        rate = np.array([1.0 / idle, 1.0 / burst, lam, lam, r / S0, (1.0 - r) / S0, 1.0 / S0,
+                         1.0 / (S0 + O_int), lam, r / S0, (1.0 - r) / S0, 1.0 / S0,
+                         1.0 / (S0 + O_int)])
         n = intr.size
         Q = sps.csr_matrix((mult * rate[kind], (src, dst)), shape=(n, n))
         Q = (Q - sps.diags(np.asarray(Q.sum(axis=1)).ravel())).tocsr()
