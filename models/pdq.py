@@ -66,6 +66,9 @@ __all__ = [
     "AUTO_MAX_POPULATION",
     "AUTO_BD_KEYS_PER_PROCESSOR",
     "CTMC_TRUNCATION_TOL",
+    "COMPUTE_BURST_OVER_S",
+    "INTERRUPT_QUEUE_TOL",
+    "INTERRUPT_MAX_QUEUE",
     "solve",
     "compare",
     "equations",
@@ -607,7 +610,7 @@ COMPUTE_BURST_OVER_S = 10.0
 #: largest probability the interrupt chain may leave at its queue limit (else it grows)
 INTERRUPT_QUEUE_TOL = 1e-4
 #: most queue levels the interrupt chain holds (beyond: the mass left there is reported)
-INTERRUPT_MAX_QUEUE = 2048
+INTERRUPT_MAX_QUEUE = 512
 
 # transition kinds of the interrupt chain (rate = multiplicity x the kind's rate)
 (_T_IDLE_END, _T_BURST_END, _T_TAKE, _T_INTERRUPT, _T_DONE_FREE, _T_DONE_COMP, _T_DONE_READY,
@@ -737,10 +740,11 @@ def _interrupt_probability(k: np.ndarray, lam: np.ndarray, S0: np.ndarray, O_int
 
     Parameters
     ----------
-    k, lam, S0, O_int, uc, S : ndarray
+    k, lam, S0, O_int, uc, S, cs2 : ndarray
         Processors, arrival rate, mean handler time with the scheduling
-        overhead (``S + o_sched``), interrupt cost, computing fraction and
-        mean handler time (the burst's scale), broadcast together.
+        overhead (``S + o_sched``), interrupt cost, computing fraction, mean
+        handler time (the burst's scale) and its squared coefficient of
+        variation, broadcast together.
 
     Returns
     -------
@@ -753,44 +757,67 @@ def _interrupt_probability(k: np.ndarray, lam: np.ndarray, S0: np.ndarray, O_int
     Notes
     -----
     A continuous-time Markov chain over the counts of processors by state:
-    free (thread idle, ``f``), computing (``c``), running a handler while
-    the thread's idle period goes on (``a_I``), while the thread waits to
-    compute (``a_R``: the idle period ended meanwhile, or an interrupted
-    processor that went on with a queued handler) and interrupted (``a_C``),
-    with ``f + c + a_I + a_R + a_C = k``, and the handlers queued ``q`` when
-    all run handlers.  A burst needs ``B`` cycles of computing (exponential,
-    :math:`B` = :data:`COMPUTE_BURST_OVER_S` ``S``; suspended while the
-    processor runs handlers -- preemptive resume), an idle period lasts
-    :math:`I = B (1 - u_c) / u_c` (exponential, in real time), so that
-    without handlers a processor computes a fraction :math:`u_c`.  Rates:
+    free (thread idle, ``f``), computing (``c``), serving a handler taken
+    free while the thread's idle period goes on (``a``), serving while the
+    thread waits to compute (``d``: the idle period ended meanwhile, or an
+    interrupted processor that went on with a queued handler) and serving
+    the handler it was interrupted for (``b``), ``f + c + a + d + b = k``,
+    and the handlers queued ``q`` (only when all serve).  A burst needs
+    :math:`B` cycles of computing (exponential, :math:`B` =
+    :data:`COMPUTE_BURST_OVER_S` ``S``; suspended while the processor
+    serves -- preemptive resume), an idle period lasts :math:`I = B (1 -
+    u_c) / u_c` (exponential, real time), so that without handlers a
+    processor computes a fraction :math:`u_c`.  Transitions:
 
     .. math::
 
         f \xrightarrow{f/I} c,\quad c \xrightarrow{c/B} f,\quad
-        a_I \xrightarrow{a_I/I} a_R,\quad
-        \text{arrival } \lambda:\ f \to a_I \text{ if } f > 0,
-        \text{ else } c \to a_C \text{ if } c > 0, \text{ else } q + 1,
+        \text{arrival } \lambda:\ f \to a \text{ if } f > 0,
+        \text{ else } c \to b \text{ if } c > 0, \text{ else } q + 1;
 
-    handler ends at :math:`a_I/S_0` (to ``f``), :math:`a_R/S_0` and
-    :math:`a_C/(S_0 + O_{int})` (to ``c``) -- with ``q > 0`` the processor
-    takes the next handler instead (an interrupted one as ``a_R``).  By
-    PASTA
+    with ``q = 0`` a handler ends at :math:`a/S_0` (to ``f`` with
+    probability :math:`r`, else to ``c``), :math:`d/S_0` (to ``c``) and
+    :math:`b/(S_0 + O_{int})` (to ``c``); with ``q > 0`` the processor takes
+    the next handler instead (``q - 1``; ``a`` stays with probability
+    :math:`r`, else becomes ``d``; ``b`` becomes ``d``).  :math:`r` is the
+    probability that the idle period outlasts the handler :math:`T =
+    o_{sched} + X`, :math:`X` gamma of mean ``S`` and SCV ``cs2``:
+
+    .. math::
+
+        r = E[e^{-T/I}] = e^{-o_{sched}/I} (1 + c_s^2 S / I)^{-1/c_s^2}
+
+    (:math:`e^{-S_0/I}` at ``cs2 = 0``).  By PASTA
 
     .. math::
 
         p = \sum_{f = 0,\ c > 0,\ q = 0} \pi, \qquad
         \theta = \frac{E[c]}{E[c + f]} \ (q = 0).
 
-    The queue is truncated where at most :data:`INTERRUPT_QUEUE_TOL` of the
-    probability is left at its limit (:data:`INTERRUPT_MAX_QUEUE` levels at
-    most; beyond, the mass left is reported).  Handler times are taken
-    exponential (the interrupt probability depends on them through the
-    occupancy, which for a loss system is insensitive to the distribution).
-    Keys are ignored here: the key-aware model charges the interrupt only to
-    the handlers it dispatches on arrival.  The processors' independence of
-    the earlier version, :math:`p = (1 - (1-\theta)(1-\rho))^k - \rho^k`,
-    left out that handlers take the free processors first, so that the
-    interrupts concentrate where few threads are idle.
+    Limits: :math:`p \to u_c^k`, :math:`\theta \to u_c` as
+    :math:`\lambda \to 0`; :math:`p = 0` at :math:`u_c = 0`; by Little's law
+    :math:`\lambda (S_0 + p\, O_{int}) = E[a + d + b] < k`.  The queue is
+    truncated where at most :data:`INTERRUPT_QUEUE_TOL` of the probability
+    is left at its limit (:data:`INTERRUPT_MAX_QUEUE` levels at most;
+    beyond, the mass left is reported).  Handler times are otherwise
+    exponential, and keys are ignored here: the key-aware model charges the
+    interrupt only to the handlers it dispatches on arrival.  The earlier
+    independent-processor version, :math:`p = (1 - (1-\theta)(1-\rho))^k -
+    \rho^k`, left out that handlers take the free processors first, so that
+    the interrupts concentrate where few threads are idle.
+
+    References
+    ----------
+    B. Falsafi and D. A. Wood, HPCA 1999, section 4 (Hurricane-1 Mult);
+    L. Kleinrock, *Queueing Systems, Volume 1*, 1975 (PASTA, Little).
+
+    Examples
+    --------
+    >>> p, th = _interrupt_probability(np.array(4.0), np.array(1e-9), np.array(150.0),
+    ...                                np.array(200.0), np.array(0.5), np.array(100.0),
+    ...                                np.array(1.0))
+    >>> round(float(p), 4), round(float(th), 4)      # a trickle: u_c^k, u_c
+    (0.0625, 0.5)
     """
     shape = np.broadcast(k, lam, S0, O_int, uc, S, cs2).shape
     kk, ll, s0, oo, uu, ss, cc = (np.broadcast_to(np.asarray(x, dtype=float), shape)
@@ -1993,15 +2020,17 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     ``cs2 S'^2``; multiplexed: ``cs2 = cs2_S S^2 / S'^2``).
     *Multiplexed* (``multiplexed=True``): handlers preempt computation, so
     ``a = k``, and ``S' = S + o_sched + p_int O_int`` with the interrupt
-    probability ``p_int = (1 - (1 - theta)(1 - rho))^k - rho^k``,
-    ``theta = u_c / (u_c + (1 - u_c)(1 - rho))``, ``rho = lambda S' / k``
-    (fixed point); the key-aware shared queue charges the interrupt only
-    to the handlers dispatched on arrival (nosync, sequential, the first of
-    a key's busy period: Welch's exceptional first service per key) and,
-    with sequential handlers, to the batch an episode releases (those beyond
-    the idle processors interrupt computing ones, ``E[min((N - 1 - I)^+,
-    k - 1 - I)]``), its stability region staying the one charging every
-    handler.
+    probability ``p_int`` of a Markov chain over the processors' states
+    (free, computing, serving; handlers take free processors first, an
+    arrival interrupts only when none is free and not all serve; bursts of
+    :data:`COMPUTE_BURST_OVER_S` ``S``; see ``_interrupt_probability``);
+    the key-aware shared queue charges the interrupt only to the handlers
+    dispatched on arrival (nosync, sequential, the first of a key's busy
+    period: Welch's exceptional first service per key) -- values and
+    stability region alike -- and, with sequential handlers, to the batch
+    an episode releases (those of its members that can start at once --
+    the first of each key -- beyond the idle processors interrupt computing
+    ones, ``E[min((N - 1 - I)^+, k - 1 - I)]``).
     *One processor* (``k = 1``; all but ``method="ctmc"``): exact M/G/1
     (Pollaczek-Khinchine on the holding time's two moments; multiplexed:
     Welch's exceptional first service, the first handler of a busy period

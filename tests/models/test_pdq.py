@@ -991,3 +991,11 @@ def test_batch_dispatchable_limits():
     p = key_probabilities(4096, 0.0)
     assert pdq._batch_dispatchable(5.0, 0.6, 0.4, p) == pytest.approx(5.0, rel=1e-3)
     assert pdq._batch_dispatchable(0.0, 0.6, 0.4, p) == 0.0
+
+
+def test_compute_burst_is_the_simulators():
+    # the model's burst time scale is the simulated workload's (the parameters carry none)
+    from models import pdq
+    from validation.compare import MULT_BURST_OVER_S
+
+    assert pdq.COMPUTE_BURST_OVER_S == MULT_BURST_OVER_S
