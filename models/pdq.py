@@ -696,7 +696,11 @@ def _interrupt_chain(k: int, lam: float, S0: float, O_int: float, uc: float, bur
     if uc <= 0.0 or lam <= 0.0:
         return 0.0, 0.0, 0.0
     idle = burst * (1.0 - uc) / uc
-    levels = 8
+    # when all serve, the queue falls geometrically about as rho = lambda S0 / k: start
+    # with the levels that leave INTERRUPT_QUEUE_TOL there (one factorisation mostly)
+    rho = min(lam * S0 / k, 0.999)
+    need = np.log(INTERRUPT_QUEUE_TOL * (1.0 - rho)) / np.log(rho) if rho > 0.0 else 1.0
+    levels = int(min(max(8, 2 ** int(np.ceil(np.log2(max(need, 1.0))))), INTERRUPT_MAX_QUEUE))
     while True:
         src, dst, kind, mult, intr, comp, free, queued, act = _interrupt_structure(k, levels)
         rate = np.array([1.0 / idle, 1.0 / burst, lam, lam, r / S0, (1.0 - r) / S0, 1.0 / S0,
