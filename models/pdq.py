@@ -619,7 +619,9 @@ INTERRUPT_MAX_QUEUE = 512
 
 @functools.lru_cache(maxsize=64)
 def _interrupt_structure(k: int, levels: int) -> tuple[np.ndarray, ...]:
-    """States and transitions of the multiplexed processors' chain (see :func:`_interrupt_probability`).
+    """States and transitions of the multiplexed processors' chain.
+
+    See :func:`_interrupt_probability`.
 
     States ``(f, c, a, d, b, q)``: free, computing, running a handler taken
     free (idle period going on), running a handler with the thread waiting
