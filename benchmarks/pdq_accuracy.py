@@ -1,7 +1,11 @@
 """Accuracy of the PDQ shared-queue methods against the simulator on a random design.
 
 Run ``python -m benchmarks.pdq_accuracy [--n N] [--cycles C] [--seed S]
-[--cache FILE] [--methods m1,m2]`` (defaults 208, 100000, 8, no cache).
+[--cache FILE] [--methods m1,m2]`` (defaults 208, 100000, 8, no cache), or
+``python -m benchmarks.pdq_accuracy --domain multiplexed[,shared,...] --n N --seed S
+[--held-out-only]`` for the map's measure per variant (R, ``auto``) on a fresh
+design of the map's domain (:func:`validation.domain.design_points`, simulated
+to the map's precision) and on the stored references as a held-out check.
 
 A scrambled Sobol design (:func:`mva.params.design`) over the declared domain of
 :class:`models.pdq.PDQParams` (``k`` 1-16, ``n_keys`` 1-4096, ``key_skew`` 0-1.5,
@@ -280,6 +284,55 @@ def shared_vs_partitioned(rows: list[tuple[dict[str, Any], Any]], cycles: int, s
     return dict(ratio=r, worse=len(worse), violations=viol)
 
 
+def _stats(fe: dict[str, Any]) -> dict[str, tuple[int, float, float, float]]:
+    """Per variant: points, mean / p95 / max |relative error| of R (percent), ``auto``."""
+    out = {}
+    for variant, d in fe.items():
+        m = d["auto"]["measures"]["R"]
+        e = np.abs(np.asarray(m["e"], float)[np.asarray(m["ok"], bool)]) * 100.0
+        out[variant] = ((int(e.size), float(e.mean()), float(np.percentile(e, 95)),
+                         float(e.max())) if e.size else (0, np.nan, np.nan, np.nan))
+    return out
+
+
+def domain_check(n: int, seed: int, variants: tuple[str, ...], fresh: bool = True
+                 ) -> dict[str, Any]:
+    """The map's measure (R, ``auto``) per PDQ variant: a fresh design and the stored points.
+
+    Fresh: the ``n``-point design of :func:`validation.domain.design_points`
+    with ``seed`` (use a seed other than the stored references' 2026), each
+    point simulated by :func:`validation.domain.simulate_point` (seeded);
+    held out: the stored references (:func:`validation.domain.load_references`),
+    which the model was not fitted to.  Prints points, mean / p95 / max
+    |error| per variant.
+    """
+    from validation import domain
+
+    out: dict[str, Any] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if fresh:
+            t0 = time.perf_counter()
+            pts = [p for p in domain.design_points("pdq", n, seed) if p["variant"] in variants]
+            rows = []
+            for p in pts:
+                d = domain.simulate_point(family="pdq", seed=seed * 100_003 + p["i"], **p)
+                rows.append({**p, **d})
+            out["fresh"] = _stats(domain.family_errors("pdq", {"rows": rows},
+                                                       methods=("auto",)))
+            print(f"fresh design (n={n}, seed {seed}, {time.perf_counter() - t0:.0f} s):")
+            for v, (m, a, b, c) in out["fresh"].items():
+                print(f"  {v:12s} {m:4d} points  R |error| mean {a:.2f}%  p95 {b:.2f}%  "
+                      f"max {c:.2f}%")
+        refs = domain.load_references("pdq")
+        refs = {**refs, "rows": [r for r in refs["rows"] if r.get("variant") in variants]}
+        out["held_out"] = _stats(domain.family_errors("pdq", refs, methods=("auto",)))
+        print("stored references (held out, seed 2026):")
+        for v, (m, a, b, c) in out["held_out"].items():
+            print(f"  {v:12s} {m:4d} points  R |error| mean {a:.2f}%  p95 {b:.2f}%  max {c:.2f}%")
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.pdq_accuracy")
     ap.add_argument("--n", type=int, default=208)
@@ -291,7 +344,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--no-property", action="store_true",
                     help="skip the shared-vs-partitioned reference recursion (slow)")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--domain", default=None, metavar="VARIANTS",
+                    help="instead: the map's check per variant (comma-separated, e.g. "
+                    "multiplexed,shared) on a fresh design of --n points with --seed and on "
+                    "the stored references")
+    ap.add_argument("--held-out-only", action="store_true",
+                    help="with --domain: the stored references only")
     args = ap.parse_args(argv)
+    if args.domain:
+        return domain_check(args.n, args.seed, tuple(args.domain.split(",")),
+                            fresh=not args.held_out_only)
     cache: dict[str, Any] | None = None
     if args.cache:
         cache = {}

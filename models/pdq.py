@@ -66,6 +66,9 @@ __all__ = [
     "AUTO_MAX_POPULATION",
     "AUTO_BD_KEYS_PER_PROCESSOR",
     "CTMC_TRUNCATION_TOL",
+    "COMPUTE_BURST_OVER_S",
+    "INTERRUPT_QUEUE_TOL",
+    "INTERRUPT_MAX_QUEUE",
     "solve",
     "compare",
     "equations",
@@ -572,9 +575,10 @@ def _prepare(params: PDQParams) -> dict[str, np.ndarray]:
         # handlers preempt computation (preemptive resume), so all k processors
         # serve handlers; what compute costs is the interrupt of a handler that
         # finds every processor busy with at least one computing
-        p_int = _interrupt_probability(k, a["lam"], a["S"] + a["o_sched"], a["O_int"],
-                                       a["compute_utilization"])
+        p_int, theta = _interrupt_probability(k, a["lam"], a["S"] + a["o_sched"], a["O_int"],
+                                              a["compute_utilization"], a["S"], a["cs2"])
         a["p_int"] = p_int
+        a["theta"] = theta
         a["avail"] = k.copy()
         a["Sp"] = a["S"] + a["o_sched"] + p_int * a["O_int"]
         # holding time: S (cs2) + constant o_sched + Bernoulli(p_int) O_int; the
@@ -584,6 +588,7 @@ def _prepare(params: PDQParams) -> dict[str, np.ndarray]:
         a["cs2"] = a["cs2"] * a["S"] ** 2 / a["Sp"] ** 2
     else:
         a["p_int"] = np.zeros_like(k)
+        a["theta"] = np.zeros_like(k)
         a["avail"] = k.copy()
         a["Sp"] = a["S"].copy()
     a["multiplexed"] = np.full_like(k, float(bool(params.multiplexed)))
@@ -598,26 +603,256 @@ def _prepare(params: PDQParams) -> dict[str, np.ndarray]:
     return a
 
 
-def _interrupt_probability(k: np.ndarray, lam: np.ndarray, S0: np.ndarray, O_int: np.ndarray,
-                           uc: np.ndarray, iterations: int = 60) -> np.ndarray:
-    """Fraction of handlers that interrupt a computing processor (multiplexed).
+#: multiplexed processors: mean compute burst of a processor's thread, in handler times ``S``
+#: (the workload of the simulator, :data:`validation.compare.MULT_BURST_OVER_S`; the
+#: parameters declare only the computing fraction ``compute_utilization``, no time scale)
+COMPUTE_BURST_OVER_S = 10.0
+#: largest probability the interrupt chain may leave at its queue limit (else it grows)
+INTERRUPT_QUEUE_TOL = 1e-4
+#: most queue levels the interrupt chain holds (beyond: the mass left there is reported)
+INTERRUPT_MAX_QUEUE = 512
 
-    A processor serves handlers a fraction ``rho = lam S' / k`` of the time;
-    its compute thread's bursts are suspended meanwhile (preemptive resume),
-    so the thread is in a burst a fraction ``theta = u_c / (u_c + (1 - u_c)
-    (1 - rho))`` of the time, and the processor is idle (free for a handler
-    without interrupt) with probability ``(1 - theta)(1 - rho)``.  A handler
-    interrupts when no processor is idle and not all serve handlers:
-    ``p = (1 - (1 - theta)(1 - rho))^k - rho^k`` (processors independent),
-    solved with ``S' = S + o_sched + p O_int`` by fixed-point iteration.
+# transition kinds of the interrupt chain (rate = multiplicity x the kind's rate)
+(_T_IDLE_END, _T_BURST_END, _T_TAKE, _T_INTERRUPT, _T_DONE_FREE, _T_DONE_COMP, _T_DONE_READY,
+ _T_DONE_INT, _T_QUEUE, _T_CONT_FREE, _T_CONT_COMP, _T_CONT_READY, _T_CONT_INT) = range(13)
+
+
+@functools.lru_cache(maxsize=64)
+def _interrupt_structure(k: int, levels: int) -> tuple[np.ndarray, ...]:
+    """States and transitions of the multiplexed processors' chain.
+
+    See :func:`_interrupt_probability`.
+
+    States ``(f, c, a, d, b, q)``: free, computing, running a handler taken
+    free (idle period going on), running a handler with the thread waiting
+    to compute, running the handler it was interrupted for, handlers queued
+    (``q > 0`` only when ``a + d + b = k``).  Returns ``(src, dst, kind,
+    mult, interrupting, computing, free, queued, acting)``: the transitions
+    (source, destination, kind, multiplicity) and, per state, whether an
+    arrival interrupts there, the processors computing and free, the
+    handlers queued and the processors running handlers.
     """
-    p = np.zeros(np.broadcast(k, lam, S0, O_int, uc).shape)
-    for _ in range(iterations):
-        rho = np.clip(lam * (S0 + p * O_int) / k, 0.0, 1.0)
-        theta = np.where(uc > 0, uc / np.maximum(uc + (1.0 - uc) * (1.0 - rho), 1e-300), 0.0)
-        p_new = np.clip((1.0 - (1.0 - theta) * (1.0 - rho)) ** k - rho ** k, 0.0, 1.0)
-        p = 0.5 * (p + p_new)
-    return p
+    states: list[tuple[int, int, int, int, int, int]] = []
+    for f in range(k + 1):
+        for c in range(k + 1 - f):
+            for a in range(k + 1 - f - c):
+                for d in range(k + 1 - f - c - a):
+                    states.append((f, c, a, d, k - f - c - a - d, 0))
+    for q in range(1, levels + 1):
+        for a in range(k + 1):
+            for d in range(k + 1 - a):
+                states.append((0, 0, a, d, k - a - d, q))
+    index = {s: i for i, s in enumerate(states)}
+    src: list[int] = []
+    dst: list[int] = []
+    kind: list[int] = []
+    mult: list[int] = []
+
+    def add(s: tuple, t: tuple, kd: int, m: int) -> None:
+        if m > 0:
+            src.append(index[s])
+            dst.append(index[t])
+            kind.append(kd)
+            mult.append(m)
+
+    for s in states:
+        f, c, a, d, b, q = s
+        if q == 0:
+            add(s, (f - 1, c + 1, a, d, b, 0), _T_IDLE_END, f)
+            add(s, (f + 1, c - 1, a, d, b, 0), _T_BURST_END, c)
+            if f:
+                add(s, (f - 1, c, a + 1, d, b, 0), _T_TAKE, 1)
+            elif c:
+                add(s, (f, c - 1, a, d, b + 1, 0), _T_INTERRUPT, 1)
+            elif levels:
+                add(s, (0, 0, a, d, b, 1), _T_QUEUE, 1)
+            add(s, (f + 1, c, a - 1, d, b, 0), _T_DONE_FREE, a)
+            add(s, (f, c + 1, a - 1, d, b, 0), _T_DONE_COMP, a)
+            add(s, (f, c + 1, a, d - 1, b, 0), _T_DONE_READY, d)
+            add(s, (f, c + 1, a, d, b - 1, 0), _T_DONE_INT, b)
+        else:
+            if q < levels:
+                add(s, (0, 0, a, d, b, q + 1), _T_QUEUE, 1)
+            # a processor that ends a handler takes the next one waiting; its idle
+            # period may have ended meanwhile; an interrupted one has paid its
+            # interrupt and goes on with its thread waiting to compute
+            add(s, (0, 0, a, d, b, q - 1), _T_CONT_FREE, a)
+            add(s, (0, 0, a - 1, d + 1, b, q - 1), _T_CONT_COMP, a)
+            add(s, (0, 0, a, d, b, q - 1), _T_CONT_READY, d)
+            add(s, (0, 0, a, d + 1, b - 1, q - 1), _T_CONT_INT, b)
+    st = np.array(states, dtype=float)
+    interrupting = (st[:, 0] == 0) & (st[:, 1] > 0) & (st[:, 5] == 0)
+    return (np.array(src), np.array(dst), np.array(kind), np.array(mult, dtype=float),
+            interrupting, st[:, 1], st[:, 0], st[:, 5], st[:, 2] + st[:, 3] + st[:, 4])
+
+
+def _interrupt_chain(k: int, lam: float, S0: float, O_int: float, uc: float, burst: float,
+                     r: float) -> tuple[float, float, float]:
+    """One point of :func:`_interrupt_probability`: ``(p, theta, tail)``.
+
+    ``tail``: the probability left at the chain's queue limit.
+    """
+    import scipy.sparse as sps
+    import scipy.sparse.linalg as spla
+
+    if uc <= 0.0 or lam <= 0.0:
+        return 0.0, 0.0, 0.0
+    idle = burst * (1.0 - uc) / uc
+    # when all serve, the queue falls geometrically about as rho = lambda S0 / k: start
+    # with the levels that leave INTERRUPT_QUEUE_TOL there (one factorisation mostly)
+    rho = min(lam * S0 / k, 0.999)
+    need = np.log(INTERRUPT_QUEUE_TOL * (1.0 - rho)) / np.log(rho) if rho > 0.0 else 1.0
+    levels = int(min(max(8, 2 ** int(np.ceil(np.log2(max(need, 1.0))))), INTERRUPT_MAX_QUEUE))
+    while True:
+        src, dst, kind, mult, intr, comp, free, queued, act = _interrupt_structure(k, levels)
+        rate = np.array([1.0 / idle, 1.0 / burst, lam, lam, r / S0, (1.0 - r) / S0, 1.0 / S0,
+                         1.0 / (S0 + O_int), lam, r / S0, (1.0 - r) / S0, 1.0 / S0,
+                         1.0 / (S0 + O_int)])
+        n = intr.size
+        Q = sps.csr_matrix((mult * rate[kind], (src, dst)), shape=(n, n))
+        Q = (Q - sps.diags(np.asarray(Q.sum(axis=1)).ravel())).tocsr()
+        # pi Q = 0 with pi_r = 1 at a likely state r (no handler, the threads split as
+        # without handlers: a rare reference state would lose the others' precision),
+        # then normalised; the minimum-degree ordering keeps the LU's fill small
+        ref = int(np.argmin(np.abs(comp - k * uc) + 2.0 * k * (act + queued)))
+        keep = np.arange(n) != ref
+        A = Q.T.tocsc()
+        x = spla.splu(A[keep][:, keep].tocsc(), permc_spec="MMD_AT_PLUS_A").solve(
+            -A[keep][:, [ref]].toarray().ravel())
+        pi = np.empty(n)
+        pi[ref], pi[keep] = 1.0, x
+        pi = np.maximum(pi, 0.0) / np.maximum(pi, 0.0).sum()
+        tail = float(pi[queued == levels].sum())
+        if tail <= INTERRUPT_QUEUE_TOL or levels >= INTERRUPT_MAX_QUEUE:
+            break
+        levels = min(2 * levels, INTERRUPT_MAX_QUEUE)
+    p = float(np.clip(pi[intr].sum(), 0.0, 1.0))
+    off = queued == 0
+    nonacting = float(np.sum(pi[off] * (comp[off] + free[off])))
+    theta = float(np.sum(pi[off] * comp[off])) / nonacting if nonacting > 0 else 1.0
+    return p, float(np.clip(theta, 0.0, 1.0)), tail
+
+
+def _interrupt_probability(k: np.ndarray, lam: np.ndarray, S0: np.ndarray, O_int: np.ndarray,
+                           uc: np.ndarray, S: np.ndarray, cs2: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    r"""Probability that a handler dispatched on arrival interrupts a computing processor.
+
+    Multiplexed processors (Hurricane-1 Mult): each of the ``k`` processors
+    runs a compute thread that alternates bursts and idle periods and takes
+    handlers -- on an idle processor if there is one, else by interrupting a
+    computing one (which pays ``O_int``), else (all run handlers) the
+    handler waits and the next processor to end a handler takes it.
+
+    Parameters
+    ----------
+    k, lam, S0, O_int, uc, S, cs2 : ndarray
+        Processors, arrival rate, mean handler time with the scheduling
+        overhead (``S + o_sched``), interrupt cost, computing fraction, mean
+        handler time (the burst's scale) and its squared coefficient of
+        variation, broadcast together.
+
+    Returns
+    -------
+    p, theta : ndarray
+        The interrupt probability of a handler dispatched on arrival, and
+        the fraction of the processors not running handlers whose thread
+        computes (what :func:`_batch_interrupts` draws the idle processors
+        from).
+
+    Notes
+    -----
+    A continuous-time Markov chain over the counts of processors by state:
+    free (thread idle, ``f``), computing (``c``), serving a handler taken
+    free while the thread's idle period goes on (``a``), serving while the
+    thread waits to compute (``d``: the idle period ended meanwhile, or an
+    interrupted processor that went on with a queued handler) and serving
+    the handler it was interrupted for (``b``), ``f + c + a + d + b = k``,
+    and the handlers queued ``q`` (only when all serve).  A burst needs
+    :math:`B` cycles of computing (exponential, :math:`B` =
+    :data:`COMPUTE_BURST_OVER_S` ``S``; suspended while the processor
+    serves -- preemptive resume), an idle period lasts :math:`I = B (1 -
+    u_c) / u_c` (exponential, real time), so that without handlers a
+    processor computes a fraction :math:`u_c`.  Transitions:
+
+    .. math::
+
+        f \xrightarrow{f/I} c,\quad c \xrightarrow{c/B} f,\quad
+        \text{arrival } \lambda:\ f \to a \text{ if } f > 0,
+        \text{ else } c \to b \text{ if } c > 0, \text{ else } q + 1;
+
+    with ``q = 0`` a handler ends at :math:`a/S_0` (to ``f`` with
+    probability :math:`r`, else to ``c``), :math:`d/S_0` (to ``c``) and
+    :math:`b/(S_0 + O_{int})` (to ``c``); with ``q > 0`` the processor takes
+    the next handler instead (``q - 1``; ``a`` stays with probability
+    :math:`r`, else becomes ``d``; ``b`` becomes ``d``).  :math:`r` is the
+    probability that the idle period outlasts the handler :math:`T =
+    o_{sched} + X`, :math:`X` gamma of mean ``S`` and SCV ``cs2``:
+
+    .. math::
+
+        r = E[e^{-T/I}] = e^{-o_{sched}/I} (1 + c_s^2 S / I)^{-1/c_s^2}
+
+    (:math:`e^{-S_0/I}` at ``cs2 = 0``).  By PASTA
+
+    .. math::
+
+        p = \sum_{f = 0,\ c > 0,\ q = 0} \pi, \qquad
+        \theta = \frac{E[c]}{E[c + f]} \ (q = 0).
+
+    Limits: :math:`p \to u_c^k`, :math:`\theta \to u_c` as
+    :math:`\lambda \to 0`; :math:`p = 0` at :math:`u_c = 0`; by Little's law
+    :math:`\lambda (S_0 + p\, O_{int}) = E[a + d + b] < k`.  The queue is
+    truncated where at most :data:`INTERRUPT_QUEUE_TOL` of the probability
+    is left at its limit (:data:`INTERRUPT_MAX_QUEUE` levels at most;
+    beyond, the mass left is reported).  Handler times are otherwise
+    exponential, and keys are ignored here: the key-aware model charges the
+    interrupt only to the handlers it dispatches on arrival.  The earlier
+    independent-processor version, :math:`p = (1 - (1-\theta)(1-\rho))^k -
+    \rho^k`, left out that handlers take the free processors first, so that
+    the interrupts concentrate where few threads are idle.
+
+    References
+    ----------
+    B. Falsafi and D. A. Wood, HPCA 1999, section 4 (Hurricane-1 Mult);
+    L. Kleinrock, *Queueing Systems, Volume 1*, 1975 (PASTA, Little).
+
+    Examples
+    --------
+    >>> p, th = _interrupt_probability(np.array(4.0), np.array(1e-9), np.array(150.0),
+    ...                                np.array(200.0), np.array(0.5), np.array(100.0),
+    ...                                np.array(1.0))
+    >>> round(float(p), 4), round(float(th), 4)      # a trickle: u_c^k, u_c
+    (0.0625, 0.5)
+    """
+    shape = np.broadcast(k, lam, S0, O_int, uc, S, cs2).shape
+    kk, ll, s0, oo, uu, ss, cc = (np.broadcast_to(np.asarray(x, dtype=float), shape)
+                                  for x in (k, lam, S0, O_int, uc, S, cs2))
+    p = np.zeros(shape)
+    theta = np.array(np.broadcast_to(uu, shape), dtype=float)
+    worst = 0.0
+    cache: dict[tuple[float, ...], tuple[float, float, float]] = {}
+    for idx in np.ndindex(shape):
+        kp, lp, sp = int(kk[idx]), float(ll[idx]), float(s0[idx])
+        if uu[idx] <= 0.0 or lp <= 0.0 or lp * sp >= kp:
+            continue              # no compute, no arrivals, or saturated (flagged downstream)
+        key = (kp, lp, sp, float(oo[idx]), float(uu[idx]), float(ss[idx]), float(cc[idx]))
+        if key not in cache:
+            burst = COMPUTE_BURST_OVER_S * key[5]
+            s = key[4] / (burst * (1.0 - key[4]))          # 1 / I, the idle period's rate
+            # P(idle period > handler) = E[exp(-T / I)], T = o_sched + gamma(S, cs2)
+            c2 = key[6]
+            lst = np.exp(-s * key[5]) if c2 == 0.0 else (1.0 + s * key[5] * c2) ** (-1.0 / c2)
+            cache[key] = _interrupt_chain(kp, lp, sp, key[3], key[4], burst,
+                                          float(np.exp(-s * (sp - key[5])) * lst))
+        p[idx], theta[idx], tail = cache[key]
+        worst = max(worst, tail)
+    if worst > INTERRUPT_QUEUE_TOL:
+        from mva.errors import report_nonconvergence
+        report_nonconvergence("warn", "pdq multiplexed: the interrupt chain leaves "
+                              f"{worst:.3g} of its probability at its {INTERRUPT_MAX_QUEUE}-"
+                              "handler queue limit", iterations=INTERRUPT_MAX_QUEUE)
+    return p, theta
 
 
 def _finish(a: Mapping[str, np.ndarray], discipline: str, W: np.ndarray, Sh: np.ndarray,
@@ -1039,6 +1274,32 @@ def _batch_interrupts(k: int, nu: float, theta: float) -> float:
     return tot
 
 
+def _batch_dispatchable(nu: float, fk: float, fn: float, p: np.ndarray) -> float:
+    """Mean number of a released batch's handlers that can start at once (multiplexed).
+
+    A batch of mean ``nu`` ordinary handlers is held back behind a
+    sequential one; of its keyed members (a fraction ``fk / (fk + fn)``)
+    only the first of each key can start, the others follow on the
+    processor their key's predecessor frees (no interrupt).  With the keyed
+    members' mean ``n = nu fk / (fk + fn)`` and key probabilities ``p_i``:
+
+    .. math::
+
+        \nu_d = \nu \frac{f_n}{f_k + f_n} + \sum_i \left(1 - (1 - p_i)^{n}\right)
+
+    (the expected number of distinct keys among ``n`` draws, taken at the
+    mean).  Many keys: ``nu_d -> nu``; one key: ``nu_d = nu f_n / (f_k +
+    f_n) + 1 - 0^n``.
+    """
+    tot = fk + fn
+    if nu <= 0.0 or tot <= 0.0:
+        return 0.0
+    n = nu * fk / tot
+    distinct = float(np.sum(-np.expm1(n * np.log1p(-np.minimum(p, 1.0 - 1e-15))))) \
+        if n > 0 else 0.0
+    return min(nu * fn / tot + distinct, nu)
+
+
 def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: float,
                  fn: float, first: float = 0.0) -> dict[str, Any]:
     """Key-aware decomposition of one shared PDQ point (see :func:`solve`, Notes).
@@ -1392,35 +1653,42 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
         key = (int(g["n_keys"]), g["key_skew"])
         if key not in cache:
             cache[key] = key_probabilities(*key)
-        r = _keyed_point(g["avail"], g["lam"], g["Sp"], g["cs2"], cache[key],
-                         g["f_sequential"], g["f_nosync"])
-        if r["sat"]:
-            sat[idx], bott[idx] = True, r["sat"]
-            continue
-        if g["multiplexed"] and g["p_int"] * g["O_int"] > 0.0:
-            # the stability region is the one above (every handler charged the mean
-            # interrupt); the values charge it to the handlers dispatched on arrival only
+        mult = bool(g["multiplexed"]) and g["p_int"] * g["O_int"] > 0.0
+        if mult:
+            # the interrupt is charged to the handlers dispatched on arrival only (a
+            # key's successor and a handler taken from the queue run on a processor
+            # that is already serving): values and stability region alike -- the
+            # processors saturate where the interrupt chain's queue does, at
+            # lambda (S + o_sched) = k, when interrupts have died out
             Sb = g["S"] + g["o_sched"]
             cs2b = g["cs2_S"] * g["S"] ** 2 / Sb ** 2
             p_arr = g["p_int"]
             rm = _keyed_point(g["avail"], g["lam"], Sb, cs2b, cache[key], g["f_sequential"],
                               g["f_nosync"], first=p_arr * g["O_int"])
+            r = rm
+        else:
+            r = _keyed_point(g["avail"], g["lam"], g["Sp"], g["cs2"], cache[key],
+                             g["f_sequential"], g["f_nosync"])
+        if r["sat"]:
+            sat[idx], bott[idx] = True, r["sat"]
+            continue
+        if mult:
             if g["f_sequential"] > 0.0 and not rm["sat"] and rm["conv"]:
                 # the batch an episode releases interrupts computing processors at once
                 # (geometric, mean nu, from the values' fixed point): its handlers beyond
                 # the idle processors interrupt, a fraction beta of the ordinary handlers
-                # are such batch members; iterated with nu (values only: the stability
-                # region stays the one above; where the iteration has no steady state the
-                # last stable iterate is kept)
-                uc = g["compute_utilization"]
+                # are such batch members (keyed ones beyond the first of their key
+                # follow their predecessor, _batch_dispatchable); iterated with nu (values
+                # only: the stability region stays the one above; where the iteration has
+                # no steady state the last stable iterate is kept)
                 lam_o = g["lam"] * (1.0 - g["f_sequential"])
-                rho = min(g["lam"] * g["Sp"] / g["k"], 1.0)
-                theta = uc / max(uc + (1.0 - uc) * (1.0 - rho), 1e-300) if uc > 0 else 0.0
+                theta = g["theta"]     # computing among the processors not running handlers
                 settled = False
                 for _ in range(_BATCH_ITER):
                     nu = rm.get("nu", 0.0)
                     beta = min(g["lam"] * g["f_sequential"] * nu / max(lam_o, 1e-300), 1.0)
-                    p_b = _batch_interrupts(int(g["k"]), nu, theta) / max(nu, 1e-300)
+                    nu_d = _batch_dispatchable(nu, g["fk"], g["f_nosync"], cache[key])
+                    p_b = _batch_interrupts(int(g["k"]), nu_d, theta) / max(nu, 1e-300)
                     p_mix = (1.0 - beta) * p_arr + beta * p_b
                     r2 = _keyed_point(g["avail"], g["lam"], Sb, cs2b, cache[key],
                                       g["f_sequential"], g["f_nosync"],
@@ -1758,15 +2026,17 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     ``cs2 S'^2``; multiplexed: ``cs2 = cs2_S S^2 / S'^2``).
     *Multiplexed* (``multiplexed=True``): handlers preempt computation, so
     ``a = k``, and ``S' = S + o_sched + p_int O_int`` with the interrupt
-    probability ``p_int = (1 - (1 - theta)(1 - rho))^k - rho^k``,
-    ``theta = u_c / (u_c + (1 - u_c)(1 - rho))``, ``rho = lambda S' / k``
-    (fixed point); the key-aware shared queue charges the interrupt only
-    to the handlers dispatched on arrival (nosync, sequential, the first of
-    a key's busy period: Welch's exceptional first service per key) and,
-    with sequential handlers, to the batch an episode releases (those beyond
-    the idle processors interrupt computing ones, ``E[min((N - 1 - I)^+,
-    k - 1 - I)]``), its stability region staying the one charging every
-    handler.
+    probability ``p_int`` of a Markov chain over the processors' states
+    (free, computing, serving; handlers take free processors first, an
+    arrival interrupts only when none is free and not all serve; bursts of
+    :data:`COMPUTE_BURST_OVER_S` ``S``; see ``_interrupt_probability``);
+    the key-aware shared queue charges the interrupt only to the handlers
+    dispatched on arrival (nosync, sequential, the first of a key's busy
+    period: Welch's exceptional first service per key) -- values and
+    stability region alike -- and, with sequential handlers, to the batch
+    an episode releases (those of its members that can start at once --
+    the first of each key -- beyond the idle processors interrupt computing
+    ones, ``E[min((N - 1 - I)^+, k - 1 - I)]``).
     *One processor* (``k = 1``; all but ``method="ctmc"``): exact M/G/1
     (Pollaczek-Khinchine on the holding time's two moments; multiplexed:
     Welch's exceptional first service, the first handler of a busy period

@@ -760,7 +760,8 @@ def test_multiplexed_one_key_interrupts_once_per_busy_period(k, u, cs2, uc, O_in
     r = solve(prm, "shared", method="keyed")
     assume(not r.saturated)
     p = float(pdq._interrupt_probability(np.array(float(k)), np.array(lam), np.array(b),
-                                         np.array(O_int), np.array(uc)))
+                                         np.array(O_int), np.array(uc), np.array(S),
+                                         np.array(cs2))[0])
     d = p * O_int
     b2 = b * b + cs2 * S * S
     b02 = b2 + 2.0 * b * d + d * d
@@ -897,3 +898,104 @@ def test_sequential_trickle_leaves_at_least_the_fluid_backlog(discipline, k, loa
     rho = load * (1.0 - fs)
     bound = lam_s * S * S * (1.0 + cs2) / (2.0 * (1.0 - rho))
     assert r1 - r0 >= bound
+
+
+# ---------------------------------------------------------------------------
+# multiplexed processors: the interrupt chain
+# ---------------------------------------------------------------------------
+
+def _p_theta(k, lam, S0, O_int, uc, S=100.0, cs2=1.0):
+    from models import pdq
+
+    p, th = pdq._interrupt_probability(np.array(float(k)), np.array(lam), np.array(S0),
+                                       np.array(O_int), np.array(uc), np.array(S),
+                                       np.array(cs2))
+    return float(p), float(th)
+
+
+@settings(max_examples=40, deadline=None)
+@given(k=st.integers(1, 16), u=st.floats(0.01, 0.95), uc=st.floats(0.0, 0.9),
+       O_int=st.floats(0.0, 2000.0), o_sched=st.floats(0.0, 1000.0),
+       cs2=st.sampled_from([0.0, 0.5, 1.0, 4.0, 10.0]))
+def test_interrupt_chain_probabilities_in_range(k, u, uc, O_int, o_sched, cs2):
+    S = 100.0
+    S0 = S + o_sched
+    p, th = _p_theta(k, u * k / S0, S0, O_int, uc, S, cs2)
+    assert 0.0 <= p <= 1.0
+    assert 0.0 <= th <= 1.0
+    if uc == 0.0:
+        assert p == 0.0     # no thread ever computes: nothing to interrupt
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(1, 16), uc=st.floats(0.05, 0.9), O_int=st.floats(0.0, 2000.0))
+def test_interrupt_chain_light_load_limit(k, uc, O_int):
+    # as lambda -> 0 an arrival finds the threads as without handlers, independent:
+    # every processor computes with probability u_c, so p -> u_c^k and theta -> u_c
+    p, th = _p_theta(k, 1e-10, 150.0, O_int, uc)
+    assert p == pytest.approx(uc ** k, rel=1e-5, abs=1e-12)
+    assert th == pytest.approx(uc, rel=1e-5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(1, 16), u=st.floats(0.02, 0.9), uc1=st.floats(0.02, 0.88),
+       duc=st.floats(0.01, 0.3), O_int=st.floats(0.0, 2000.0))
+def test_interrupt_probability_grows_with_compute(k, u, uc1, duc, O_int):
+    # more computing threads, fewer free processors: more interrupts
+    uc2 = min(uc1 + duc, 0.9)
+    lam = u * k / 150.0
+    p1, _ = _p_theta(k, lam, 150.0, O_int, uc1)
+    p2, _ = _p_theta(k, lam, 150.0, O_int, uc2)
+    assert p2 >= p1 - 1e-9
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(2, 16), u=st.floats(0.02, 0.9), uc=st.floats(0.05, 0.9),
+       O_int=st.floats(0.0, 2000.0))
+def test_interrupt_chain_little_law(k, u, uc, O_int):
+    # the processors serving handlers: lambda (S0 + p O_int) by Little's law (every
+    # handler holds a processor S0, an interrupting one O_int more), below k
+    from models import pdq
+
+    S0 = 150.0
+    lam = u * k / S0
+    burst = pdq.COMPUTE_BURST_OVER_S * 100.0
+    r = (1.0 + S0 * uc / (burst * (1.0 - uc))) ** -1.0
+    p, _, tail = pdq._interrupt_chain(k, lam, S0, O_int, uc, burst, r)
+    assert tail <= pdq.INTERRUPT_QUEUE_TOL
+    assert lam * (S0 + p * O_int) < k
+
+
+def test_interrupt_chain_against_simulation_fresh_points():
+    # two points of the simulator's multiplexed workload (seeded), where handlers that
+    # take free processors first concentrate the interrupts (many computing threads)
+    from validation.compare import pdq_machine
+    from validation.sim.simulate import simulate
+
+    for k, u, uc in ((8, 0.2, 0.8), (4, 0.3, 0.6)):
+        prm = PDQParams(k=k, load=u, S=100.0, cs2=1.0, n_keys=4096, multiplexed=True,
+                        compute_utilization=uc, O_int=200.0, o_sched=50.0)
+        m, w = pdq_machine(prm)
+        sim = simulate(m, w, cycles=40000, seed=3, batches=20).interrupts_per_request
+        p, _ = _p_theta(k, float(prm.rate), 150.0, 200.0, uc)
+        assert abs(p - sim.mean) <= max(3.0 * sim.half_width, 0.03)
+
+
+def test_batch_dispatchable_limits():
+    from models import pdq
+
+    # one key: all keyed members follow the first
+    assert pdq._batch_dispatchable(5.0, 0.6, 0.4, np.array([1.0])) == pytest.approx(
+        5.0 * 0.4 + 1.0, rel=1e-9)
+    # many uniform keys: every member starts at once
+    p = key_probabilities(4096, 0.0)
+    assert pdq._batch_dispatchable(5.0, 0.6, 0.4, p) == pytest.approx(5.0, rel=1e-3)
+    assert pdq._batch_dispatchable(0.0, 0.6, 0.4, p) == 0.0
+
+
+def test_compute_burst_is_the_simulators():
+    # the model's burst time scale is the simulated workload's (the parameters carry none)
+    from models import pdq
+    from validation.compare import MULT_BURST_OVER_S
+
+    assert pdq.COMPUTE_BURST_OVER_S == MULT_BURST_OVER_S
