@@ -723,7 +723,7 @@ def _split_structure(pop: int, ph: int) -> tuple[np.ndarray, ...]:
 
 def split_residence(Z: float, pop: int, S: float, cs2: float,
                     stations: int) -> tuple[float, float, float]:
-    """``(residence per visit, mean number present, throughput)`` of one of ``stations`` twins.
+    r"""``(residence per visit, mean number present, throughput)`` of one of ``stations`` twins.
 
     ``pop`` customers circulate between a delay (exponential, mean ``Z``)
     and ``stations`` identical single-server FCFS stations (service

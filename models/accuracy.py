@@ -302,7 +302,7 @@ def _bins(v: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 def expected_error(family: str, method: str, measure: str = "R", *, variant: str = "",
                    accuracy_map: Mapping[str, Any] | None = None, **values: Any) -> np.ndarray:
-    """The map's 95% prediction bound of |relative error| of ``method`` at each point.
+    r"""The map's 95% prediction bound of |relative error| of ``method`` at each point.
 
     Parameters
     ----------
@@ -327,7 +327,7 @@ def expected_error(family: str, method: str, measure: str = "R", *, variant: str
 
     Notes
     -----
-    With bin edges :math:`a_0 < \\dots < a_n` per axis the bin of a value
+    With bin edges :math:`a_0 < \dots < a_n` per axis the bin of a value
     :math:`v` is found by :func:`numpy.searchsorted` (right-open bins, the
     last one closed); a point outside every bin gets the method's overall
     bound; an empty bin falls back on its axis-1 slice (``bound_axis1``),

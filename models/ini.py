@@ -1072,7 +1072,7 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
 
 
 def _twin_factor(station: dict[str, Any], lam_o: float, Ro: float) -> float:
-    """The twin-station waiting factor ``f`` of :func:`_solve_pair_point` at ``(lam_o, R_o)``.
+    r"""The twin-station waiting factor ``f`` of :func:`_solve_pair_point` at ``(lam_o, R_o)``.
 
     Ratio of the waiting time in the twin chain (two clusters,
     :func:`models._node.pair_effective`) or the split chain (more clusters,

@@ -1275,7 +1275,7 @@ def _batch_interrupts(k: int, nu: float, theta: float) -> float:
 
 
 def _batch_dispatchable(nu: float, fk: float, fn: float, p: np.ndarray) -> float:
-    """Mean number of a released batch's handlers that can start at once (multiplexed).
+    r"""Mean number of a released batch's handlers that can start at once (multiplexed).
 
     A batch of mean ``nu`` ordinary handlers is held back behind a
     sequential one; of its keyed members (a fraction ``fk / (fk + fn)``)

@@ -421,7 +421,7 @@ BOUND_COVERAGE = 0.95
 
 
 def _bound(a: np.ndarray, parent: float | None) -> float | None:
-    """Distribution-free 95% prediction bound of ``|e|`` at one more point like ``a``'s.
+    r"""Distribution-free 95% prediction bound of ``|e|`` at one more point like ``a``'s.
 
     For :math:`n` exchangeable values and one more drawn the same way,
     :math:`P(X_{new} > X_{(r)}) = (n + 1 - r)/(n + 1)` (the new value's rank
