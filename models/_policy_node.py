@@ -777,6 +777,7 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
         work += cache.get("work", 0.0)
         if over:
             break
+        assert pi is not None              # the loop above solved the chain at least once
         # the state compositions keep their meaning while the stage count does
         anchor = ch.S[:, cache["pat"]["ref"]].copy() if "pat" in cache else None
         anchor_stages = stages
