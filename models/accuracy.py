@@ -52,7 +52,11 @@ Map schema (version 2)::
                          [[...] per axis-2 bin] per axis-1 bin,
                          "bound_axis1": [...] per axis-1 bin},
                 "worst": [{"error", "model", "sim", "half_width", "point"}],
-                "left_out": int}}}}}}}}}
+                "left_out": int}}}}}}},
+        "winners": {method: {"fixed/floating" | "fixed/single": {
+            "points", "separated", "correct", "agree_all", "wrong": [...]}}}
+                   (policy only; see validation.domain.winner_agreement)
+        }}}
 
 ``p95`` is the sample 95th percentile (reported; ``null`` in bins of fewer
 than ``min_bin`` points), ``bound`` the prediction bound the lookups use.
@@ -90,7 +94,7 @@ import numpy as np
 
 __all__ = ["TARGETS", "AccuracyWarning", "load_map", "expected_error", "target_met",
            "axis_values", "best_method", "attach", "map_path", "bounds_path", "lookup_tables",
-           "summary"]
+           "summary", "winners"]
 
 #: the issue targets per family and measure (fractions of |relative error|); the
 #: region target of :func:`target_met` is the ``p95`` bound
@@ -459,6 +463,44 @@ def _saturation_text(sat: Mapping[str, Any] | None) -> str:
     if not sat or not sat.get("points"):
         return "-"
     return f"{100 * sat['agree']:.1f}% ({sat['sim_only']} sim, {sat['model_only']} model)"
+
+
+def winners(*, methods: Any = None, accuracy_map: Mapping[str, Any] | None = None) -> Any:
+    """Which policy is faster, model against simulator, over the map's policy design.
+
+    One row per method and policy pair (Fixed / Floating, Fixed / Single):
+    the design points both policies answer, those where the simulator
+    separates the pair (the 95% intervals of the execution times do not
+    overlap), how many of those the model names correctly, and the share
+    of all points where model and simulator name the same policy.  Built
+    by :func:`validation.domain.winner_agreement` with the map.
+
+    Examples
+    --------
+    >>> t = winners(accuracy_map={"families": {"policy": {"winners": {"auto": {
+    ...     "fixed/floating": {"points": 10, "separated": 8, "correct": 7, "wrong": [],
+    ...                        "agree_all": 0.8}}}}}})
+    >>> t["separated"][0], t["correct"][0], t["wrong"][0]
+    (8, 7, 1)
+    """
+    m = accuracy_map if accuracy_map is not None else load_map()
+    from mva.table import Table
+
+    rows = []
+    for method, pairs in m.get("families", {}).get("policy", {}).get("winners", {}).items():
+        if methods is not None and method not in methods:
+            continue
+        for pair, w in pairs.items():
+            rows.append({"method": method, "pair": pair, "points": int(w["points"]),
+                         "separated": int(w["separated"]), "correct": int(w["correct"]),
+                         "wrong": int(w["separated"]) - int(w["correct"]),
+                         "agree_all_%": float("nan") if w["agree_all"] is None
+                         else 100.0 * float(w["agree_all"])})
+    return Table.from_records(rows, columns=["method", "pair", "points", "separated", "correct",
+                                             "wrong", "agree_all_%"],
+                              formats={"agree_all_%": ".1f"},
+                              title="Faster policy named by the model where the simulator "
+                                    "separates the pair")
 
 
 # ---------------------------------------------------------------------------

@@ -69,7 +69,8 @@ __all__ = ["FAMILIES", "pdq_saturation_load", "pdq_discipline", "PDQ_VARIANT_FIE
            "MAP_VERSION", "design_points", "simulate_point", "simulate_family",
            "load_references", "model_values", "axis_values", "errors_of", "build_map",
            "references_path", "MAP_PATH", "TARGETS", "family_errors", "check_against_map", "CHECK_ALPHA",
-           "saturation_agreement", "SATURATION_FAMILIES", "main"]
+           "saturation_agreement", "SATURATION_FAMILIES", "WINNER_PAIRS",
+           "winner_agreement", "main"]
 
 #: families of the map
 FAMILIES = ("lopc", "ini", "policy", "pdq")
@@ -716,9 +717,92 @@ def family_errors(family: str, refs: Mapping[str, Any], methods: Sequence[str] |
             sim_sat = np.array([bool(r.get("saturated")) for r in rows])
             failed = int(np.sum(~np.isfinite(mv["R"]) & ~sim_sat))
             out[variant][method] = {"points": points, "sims": rows, "axes": (a1, a2),
-                                    "measures": per, "failed": failed,
+                                    "measures": per, "failed": failed, "values": mv,
                                     "saturation": saturation_agreement(family, mv, rows)}
     return out
+
+
+#: the policy pairs whose faster member the map checks (:func:`winner_agreement`)
+WINNER_PAIRS = (("fixed", "floating"), ("fixed", "single"))
+
+
+def winner_agreement(per_variant: Mapping[str, Mapping[str, Mapping[str, Any]]], method: str,
+                     measure: str = "T", worst: int = 10) -> dict[str, Any] | None:
+    """Which policy of a pair is faster, by the model and by the simulator, point by point.
+
+    ``per_variant`` is the policy part of :func:`family_errors` (variant ->
+    method -> points, simulations and model values).  The design gives every
+    point under each policy (the row field ``i``); for each pair of
+    :data:`WINNER_PAIRS` and each point both policies answer, the simulator
+    *separates* the pair when the 95% intervals of the two execution times
+    do not overlap, ``|T_a - T_b| > h_a + h_b``, and the model names the
+    winner correctly when its difference has the simulator's sign.  Issue
+    15 asks for the right winner at every separated point.
+
+    Returns
+    -------
+    dict or None
+        Per pair ``"a/b"``: ``points`` (both answered by the model and the
+        simulator), ``separated``, ``correct`` (of the separated ones),
+        ``wrong`` (the separated points named wrongly, at most ``worst``, each
+        with the point, the model's and the simulator's ratio ``T_b / T_a``
+        and the simulator's half-width of that ratio), and ``agree_all`` (the
+        share of all points where the two name the same winner, unseparated
+        ones included).  ``None`` when a variant or the method is missing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def part(T, Ts, h):
+    ...     return {"m": {"sims": [{"i": i, "T": t, "T_hw": h} for i, t in enumerate(Ts)],
+    ...                   "points": [{"p": 2}] * len(T), "values": {"T": np.array(T)}}}
+    >>> pv = {"fixed": part([10.0, 10.0], [10.0, 10.0], 0.1),
+    ...       "floating": part([9.0, 11.0], [9.0, 9.0], 0.1),
+    ...       "single": part([12.0, 12.0], [12.0, 9.95], 0.1)}
+    >>> w = winner_agreement(pv, "m")
+    >>> w["fixed/floating"]["separated"], w["fixed/floating"]["correct"]
+    (2, 1)
+    >>> w["fixed/single"]["separated"], w["fixed/single"]["correct"], w["fixed/single"]["agree_all"]
+    (1, 1, 0.5)
+    """
+    if any(v not in per_variant or method not in per_variant[v] for pair in WINNER_PAIRS
+           for v in pair):
+        return None
+
+    def table(variant: str) -> dict[int, tuple[float, float, float, Mapping[str, Any]]]:
+        d = per_variant[variant][method]
+        T = np.asarray(d["values"][measure], dtype=float)
+        out = {}
+        for j, (row, point) in enumerate(zip(d["sims"], d["points"])):
+            ts, hw = row.get(measure), row.get(measure + "_hw")
+            if ts is None or hw is None or not np.isfinite(T[j]) or row.get("error"):
+                continue
+            out[int(row["i"])] = (float(T[j]), float(ts), float(hw), point)
+        return out
+
+    res: dict[str, Any] = {}
+    for a, b in WINNER_PAIRS:
+        ta, tb = table(a), table(b)
+        both = sorted(set(ta) & set(tb))
+        sep = correct = same = 0
+        wrong: list[dict[str, Any]] = []
+        for i in both:
+            (ma, sa, ha, pa), (mb, sb, hb, _) = ta[i], tb[i]
+            agree = (mb < ma) == (sb < sa)
+            same += int(agree)
+            if abs(sb - sa) <= ha + hb:
+                continue
+            sep += 1
+            if agree:
+                correct += 1
+            elif len(wrong) < worst:
+                ratio = sb / sa
+                wrong.append({"i": i, "point": dict(pa), "model_ratio": mb / ma,
+                              "sim_ratio": ratio,
+                              "sim_ratio_hw": ratio * math.hypot(ha / sa, hb / sb)})
+        res[f"{a}/{b}"] = {"points": len(both), "separated": sep, "correct": correct,
+                           "wrong": wrong, "agree_all": same / len(both) if both else None}
+    return res
 
 
 #: families whose models flag saturation (compared with the simulator by
@@ -814,6 +898,9 @@ def build_map(families: Sequence[str] = FAMILIES, *, references: str | None = No
                     vm[method]["saturation"] = d["saturation"]
             variants[variant] = {"points": len(next(iter(per_method.values()))["points"]),
                                  "methods": vm}
+        winners = ({m: w for m in _methods(fam)
+                    if (w := winner_agreement(fe, m)) is not None}
+                   if fam == "policy" else {})
         fams[fam] = {
             "points": refs["points"], "seed": refs["seed"], "runs": len(rows),
             "saturated": int(sum(bool(r.get("saturated")) for r in rows)),
@@ -825,6 +912,7 @@ def build_map(families: Sequence[str] = FAMILIES, *, references: str | None = No
             "references_commit": refs.get("git_commit", ""),
             "axes": axes, "measures": list(MAP_MEASURES[fam]), "targets": TARGETS[fam],
             "variants": variants,
+            **({"winners": winners} if winners else {}),
         }
     if merge and out and os.path.exists(out):
         # keep the families not rebuilt now (``map --family F`` after one family's change)

@@ -226,3 +226,44 @@ def test_saturation_agreement_counts_both_sides():
     # the error measure leaves the saturated points out; the stable one is exact here
     R = fe["shared"]["auto"]["measures"]["R"]
     assert R["ok"].tolist() == [False, True, False] and abs(R["e"][1]) < 1e-12
+
+
+def test_winner_agreement_on_model_solves():
+    """The faster-policy check counts a separated pair named wrongly, and leaves out the
+    pairs whose simulated intervals overlap (references built around the model's own
+    execution times, so the expected verdicts are known)."""
+    refs = D.load_references("policy")
+    by_i: dict[int, dict[str, dict]] = {}
+    for r in refs["rows"]:
+        by_i.setdefault(r["i"], {})[r["variant"]] = r
+    # three design points of small machines with all three policies simulated
+    chosen = [i for i, v in sorted(by_i.items())
+              if len(v) == 3 and v["fixed"]["p"] <= 4 and v["fixed"]["nodes"] <= 8][:3]
+    assert len(chosen) == 3
+    rows = [dict(by_i[i][v]) for i in chosen for v in ("fixed", "floating", "single")]
+    fe = D.family_errors("policy", {"rows": rows}, methods=("mva",))
+    T = {v: dict(zip([r["i"] for r in fe[v]["mva"]["sims"]], fe[v]["mva"]["values"]["T"]))
+         for v in ("fixed", "floating", "single")}
+    # point 0: the simulator agrees with the model, intervals apart; point 1: it names
+    # the other policy of each pair, intervals apart; point 2: the intervals overlap
+    for r in rows:
+        i, v = r["i"], r["variant"]
+        fx = T["fixed"][i]
+        if v == "fixed":
+            r["T"], r["T_hw"] = fx, 1e-3 * fx
+        else:
+            faster_in_model = T[v][i] < fx
+            sign = {chosen[0]: 1.0, chosen[1]: -1.0, chosen[2]: 1.0}[i]
+            gap = 0.2 if i != chosen[2] else 1e-4
+            r["T"] = fx * (1.0 - sign * gap if faster_in_model else 1.0 + sign * gap)
+            r["T_hw"] = 1e-3 * fx
+    fe = D.family_errors("policy", {"rows": rows}, methods=("mva",))
+    w = D.winner_agreement(fe, "mva")
+    for pair in ("fixed/floating", "fixed/single"):
+        assert w[pair]["points"] == 3
+        assert w[pair]["separated"] == 2 and w[pair]["correct"] == 1, w[pair]
+        assert [x["i"] for x in w[pair]["wrong"]] == [chosen[1]]
+        bad = w[pair]["wrong"][0]
+        assert (bad["model_ratio"] < 1) != (bad["sim_ratio"] < 1)
+        assert abs(w[pair]["agree_all"] - 2 / 3) < 1e-12
+    assert D.winner_agreement(fe, "node") is None      # a method not solved
