@@ -741,6 +741,167 @@ def _lattice_lookup(cm: Compiled, key: bytes | None) -> MVAResult | None:
                        iterations=int(N.sum()))
 
 
+#: most population vectors the general lattice recursion visits in Python floats
+#: (:func:`_lattice_scalar`) instead of NumPy levels; 0 turns that path off
+_SCALAR_STATES = 1000
+#: a utilization this close to the cap's threshold is left to the NumPy levels (the scalar
+#: sum and NumPy's matrix product may round it differently)
+_SCALAR_U_MARGIN = 1e-13
+
+
+def _scalar_lattice_fits(cm: Compiled, total: int) -> bool:
+    """Whether :func:`_lattice_scalar` gives :func:`_exact_lattice`'s levels bit for bit.
+
+    Small lattices (at most :data:`_SCALAR_STATES` vectors) of the general route at one
+    priority level, queue and delay stations only (FCFS variability), fewer than 8
+    chains and fewer than 8 terms in each chain's cycle (``classes x stations``), and at
+    most two classes of a chain at a station: NumPy sums fewer than 8 terms left to
+    right, and a sum of two terms and exact zeros does not depend on its order (the
+    einsum sums of :func:`mva._model.cap_utilization` and
+    :func:`mva.priority.aggregate`).
+    """
+    if (total > _SCALAR_STATES or cm.simple or cm.L != 1 or not _ONE_LEVEL_SHORTCUT
+            or cm.multi.any() or cm.ld.any() or not cm.queue.any() or cm.R >= 8):
+        return False
+    used = (cm.D != 0.0) | (cm.V != 0.0)
+    for r in range(cm.R):
+        cls = cm.ch == r
+        if int(cls.sum()) * cm.K >= 8 or np.any(used[cls].sum(axis=0) > 2):
+            return False
+    return bool(np.all(np.isfinite(cm.D)) and np.all(np.isfinite(cm.V))
+                and np.all(np.isfinite(cm.S)))
+
+
+def _lattice_scalar(cm: Compiled, N: np.ndarray, strides: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The general lattice recursion at one priority level, in Python floats.
+
+    The operations of :func:`_exact_lattice`'s NumPy levels (one-level BKT residence,
+    the utilization cap of :func:`mva._model.cap_utilization` with its Newton steps in
+    :func:`mva._model._newton_scalar`, the per-level sums of
+    :func:`mva.priority.aggregate`) on one population vector at a time, in mixed-radix
+    order, for the networks :func:`_scalar_lattice_fits` accepts: the same values bit
+    for bit, without NumPy's overhead per call on lattices of a few hundred vectors.
+
+    Returns ``(X_final (R,), R_final (C, K), Xs (T, R), Rs (T, C, K))``, or ``None``
+    when a case is left to the NumPy levels (a utilization within
+    :data:`_SCALAR_U_MARGIN` of the cap's threshold, a zero Newton denominator).
+    """
+    from ._model import _newton_scalar
+
+    R, C, K = cm.R, cm.C, cm.K
+    Nl = [int(x) for x in N]
+    st = [int(x) for x in strides]
+    total = math.prod(x + 1 for x in Nl)
+    Z = [float(x) for x in cm.Z]
+    chain_D = (cm.E @ cm.D).tolist()                 # as _exact_lattice computes it
+    qidx = [int(k) for k in np.nonzero(cm.queue)[0]]
+    thr = 1.0 + 1e-12
+    # per chain: its classes, and per class the stations it visits or has demand at
+    # (elsewhere its residence is an exact 0), with what the residence formula needs
+    chains = []
+    for r in range(R):
+        cls = [int(c) for c in np.nonzero(cm.ch == r)[0]]
+        terms = []
+        for c in cls:
+            for k in range(K):
+                d, v = float(cm.D[c, k]), float(cm.V[c, k])
+                if d == 0.0 and v == 0.0:
+                    continue
+                kind = 0 if not cm.queue[k] else (1 if cm.fcfs[k] else 2)
+                terms.append((c * K + k, k, d, v, float(cm.cterm[k]), kind))
+        # G's sums per station: (position in Rc, D, S) of each class of the chain
+        per_k = [[(c * K + k, float(cm.D[c, k]), float(cm.S[c, k])) for c in cls]
+                 for k in range(K)]
+        chains.append((r, cls, terms, [c * K + k for c in cls for k in range(K)], per_k))
+    CK = C * K
+    G: list[list[float]] = [[0.0] * (4 * K)] + [[]] * (total - 1)   # per vector: Q, SQ, U, SU
+    Xs = [[0.0] * R for _ in range(total)]
+    Rs: list[list[float]] = [[0.0] * CK] + [[]] * (total - 1)
+    n = [0] * R
+    for idx in range(1, total):
+        r = R - 1                                    # advance the mixed-radix counter
+        while n[r] == Nl[r]:
+            n[r] = 0
+            r -= 1
+        n[r] += 1
+        nf = [float(x) for x in n]
+        Rc = [0.0] * CK
+        here = [ch for ch in chains if n[ch[0]] > 0]
+        for r, _, terms, _, _ in here:
+            g = G[idx - st[r]]
+            for at, k, d, v, ct, kind in terms:
+                if kind == 0:                        # delay: D
+                    Rc[at] = d
+                else:
+                    extra = 0.0 + ct * g[3 * K + k]
+                    Rc[at] = (d + v * (g[K + k] + extra) if kind == 1 else
+                              d * (1.0 + g[k]) + v * extra)
+        # the utilization cap (cap_utilization): at most 4 sweeps
+        for _ in range(4):
+            Bk = [[0.0] * K for _ in range(R)]
+            for r, cls, _, _, _ in here:
+                row = Bk[r]
+                for k in range(K):
+                    s = 0.0
+                    for c in cls:
+                        s += Rc[c * K + k]
+                    row[k] = s
+            cyc = []
+            for r in range(R):
+                s = Bk[r][0]
+                for k in range(1, K):
+                    s += Bk[r][k]
+                cyc.append(Z[r] + s)
+            X = [(nf[r] / (cyc[r] if cyc[r] > 0 else 1.0)) if nf[r] > 0 else 0.0
+                 for r in range(R)]
+            fs = []
+            for k in qidx:
+                u = 0.0
+                for r in range(R):
+                    u += X[r] * chain_D[r][k]
+                if abs(u - thr) <= _SCALAR_U_MARGIN:
+                    return None
+                if u > thr:
+                    w = [chain_D[r][k] * nf[r] for r in range(R)]
+                    f = _newton_scalar(w, cyc, [Bk[r][k] for r in range(R)],
+                                       [x > 0 for x in w])
+                    if f is None:
+                        return None
+                    fs.append((k, f))
+            if not fs:
+                break
+            for k, f in fs:
+                for c in range(C):
+                    Rc[c * K + k] *= f
+        g_new = [0.0] * (4 * K)
+        xrow = Xs[idx]
+        for r, _, _, flat, per_k in here:
+            s = Rc[flat[0]]                          # Rr.sum(axis=(1, 2)): left to right
+            for j in flat[1:]:
+                s += Rc[j]
+            x = nf[r] / (Z[r] + s)
+            xrow[r] = x
+            for k in range(K):
+                q = sq = u = su = 0.0
+                for at, d, sck in per_k[k]:
+                    qc = x * Rc[at]
+                    uc = x * d
+                    q += qc
+                    sq += sck * qc
+                    u += uc
+                    su += sck * uc
+                g_new[k] += q
+                g_new[K + k] += sq
+                g_new[2 * K + k] += u
+                g_new[3 * K + k] += su
+        G[idx] = g_new
+        Rs[idx] = Rc
+    Xa = np.array(Xs)
+    Ra = np.array(Rs).reshape(total, C, K)
+    return Xa[-1].copy(), Ra[-1].copy(), Xa, Ra
+
+
 def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
     """Exact MVA over the population lattice (priorities, FCFS variability, multi, ld).
 
@@ -763,13 +924,19 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
             f"{N.tolist()}; max_states is {max_states} (raise it, or use method='schweitzer' or "
             f"'linearizer')")
     keep = key is not None and total * (R + C * K) <= _LATTICE_BUDGET
-    if keep:
-        Xs = np.zeros((total, R))
-        Rs = np.zeros((total, C, K))
     radix = N + 1
     strides = np.ones(R, dtype=np.int64)
     for r in range(R - 2, -1, -1):
         strides[r] = strides[r + 1] * radix[r + 1]
+    if _scalar_lattice_fits(cm, total):
+        fast = _lattice_scalar(cm, N, strides)
+        if fast is not None:
+            if keep:
+                _keep_lattice(key, (N, fast[2], fast[3]))      # type: ignore[arg-type]
+            return make_result(cm, fast[0], fast[1], method="exact", iterations=int(N.sum()))
+    if keep:
+        Xs = np.zeros((total, R))
+        Rs = np.zeros((total, C, K))
     dtype = np.int32 if int(N.max()) < 2**31 - 1 else np.int64
     nvec = np.indices(tuple(radix.tolist()), dtype=dtype).reshape(R, -1).T
     level = nvec.sum(axis=1, dtype=np.int64)
