@@ -719,8 +719,10 @@ def _lattice_key(cm: Compiled) -> bytes | None:
                      for a in parts)
 
 
-def _lattice_lookup(cm: Compiled, key: bytes | None) -> MVAResult | None:
-    """The result for ``cm.N`` read from a stored lattice that contains it, if any."""
+def _lattice_lookup(cm: Compiled, key: bytes | None, N: np.ndarray | None = None
+                    ) -> MVAResult | None:
+    """The result for ``N`` (default ``cm.N``) read from a stored lattice that contains it,
+    if any."""
     if key is None:
         return None
     with _LATTICES_LOCK:
@@ -730,7 +732,7 @@ def _lattice_lookup(cm: Compiled, key: bytes | None) -> MVAResult | None:
     if entry is None:
         return None
     Nmax, Xs, Rs = entry
-    N = cm.N.astype(np.int64)
+    N = (cm.N if N is None else N).astype(np.int64)
     if N.shape != Nmax.shape or np.any(N > Nmax):
         return None
     strides = np.ones(N.size, dtype=np.int64)
@@ -1100,17 +1102,52 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
     return make_result(cm, X_final, R_final, method="exact", iterations=Ntot)
 
 
+#: networks last given to :func:`_exact_populations`, by identity: ``id -> (network,
+#: compiled network or None, lattice key or None)`` (a model passing the same network
+#: object again skips its compilation)
+_POP_NETS: "OrderedDict[int, tuple[ClosedNetwork, Compiled | None, bytes | None]]" = \
+    OrderedDict()
+_POP_NETS_KEEP = 16
+
+
+def _population_route(network: ClosedNetwork) -> tuple[Compiled | None, bytes | None]:
+    """The compiled ``network`` and its lattice key when :func:`exact_mva` takes the general
+    lattice recursion for it, else ``(None, None)``; kept per network object."""
+    with _LATTICES_LOCK:
+        got = _POP_NETS.get(id(network))
+        if got is not None and got[0] is network:
+            _POP_NETS.move_to_end(id(network))
+            return got[1], got[2]
+    cm: Compiled | None = None
+    key: bytes | None = None
+    if not (_QD.issuperset(network.kinds) and (
+            network.demands.shape[0] == 1 or _simple_product_form(network))):
+        cm = compile_network(network)
+        # exact_mva's route when the network is not product-form: the lattice recursion
+        key = None if cm.simple else _lattice_key(cm)
+        if key is None:
+            cm = None
+    with _LATTICES_LOCK:
+        _POP_NETS[id(network)] = (network, cm, key)
+        _POP_NETS.move_to_end(id(network))
+        while len(_POP_NETS) > _POP_NETS_KEEP:
+            _POP_NETS.popitem(last=False)
+    return cm, key
+
+
 def _exact_populations(network: ClosedNetwork, populations: Any, *,
                        max_states: int = DEFAULT_MAX_STATES) -> list[MVAResult]:
     """Exact MVA of ``network`` with each population vector of ``populations``.
 
     The results of :func:`exact_mva` on ``network`` with its populations replaced
-    by each row, bit for bit, for fewer compilations: ``network`` itself is solved
-    first (its lattice kept when :func:`_exact_lattice` takes it), and a row at most
-    ``network.populations`` in every chain is then read from that lattice (as
-    :func:`exact_mva` would read it); any other row is solved by :func:`exact_mva`.
-    A private helper for models that need a network at several populations (the
-    policy model's monotone-throughput check, its arrival-theorem network).
+    by each row, bit for bit, for fewer compilations: a row at most
+    ``network.populations`` in every chain is read from the kept lattice of
+    ``network`` (as :func:`exact_mva` would read it), ``network`` itself being solved
+    (its lattice kept when :func:`_exact_lattice` takes it) when no kept lattice holds
+    the row; any other row is solved by :func:`exact_mva`.  The compilation of a
+    network object is kept for its next call (:func:`_population_route`).  A private
+    helper for models that need a network at several populations (the policy
+    model's monotone-throughput check, its arrival-theorem network).
 
     Examples
     --------
@@ -1127,26 +1164,29 @@ def _exact_populations(network: ClosedNetwork, populations: Any, *,
     if not isinstance(network, ClosedNetwork):
         raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
     Ntop = np.asarray(network.populations, dtype=np.int64)
-    cm: Compiled | None = None
-    key: bytes | None = None
-    if not (_QD.issuperset(network.kinds) and (
-            network.demands.shape[0] == 1 or _simple_product_form(network))):
-        cm = compile_network(network)
-        # exact_mva's route when the network is not product-form: the lattice recursion
-        key = None if cm.simple else _lattice_key(cm)
-    top = _exact_lattice(cm, int(max_states)) if cm is not None and key is not None else \
-        exact_mva(network, max_states=max_states)
+    cm, key = _population_route(network)
+    top: MVAResult | None = None
+
+    def solve_top() -> MVAResult:
+        return _exact_lattice(cm, int(max_states)) if cm is not None else \
+            exact_mva(network, max_states=max_states)
+
     out = []
     for pop in populations:
         N = np.asarray(pop, dtype=np.int64)
         if N.shape == Ntop.shape and np.array_equal(N, Ntop):
+            if top is None:
+                top = solve_top()
             out.append(top)
             continue
         hit = None
         if not np.any(N > 0):       # not a network: the error of ClosedNetwork
             replace(network, populations=N.tolist())
-        if cm is not None and key is not None and N.shape == Ntop.shape and np.all(N <= Ntop):
-            hit = _lattice_lookup(replace(cm, N=N), key)
+        if cm is not None and N.shape == Ntop.shape and np.all(N <= Ntop):
+            hit = _lattice_lookup(cm, key, N)
+            if hit is None and top is None:
+                top = solve_top()               # keeps the lattice the row is read from
+                hit = _lattice_lookup(cm, key, N)
         out.append(hit if hit is not None else
                    exact_mva(replace(network, populations=N.tolist()), max_states=max_states))
     return out
