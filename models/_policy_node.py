@@ -706,20 +706,22 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
                          "use method='exact', 'schweitzer' or 'fixed-point' there")
     merged = n_c > SPLIT_THREADS
     order = _order(n_c, merged, fixed)
-    ph: dict[tuple[int, int], Any] = {}
-    for kk, h in means.items():
-        for first in ((0,) if fixed else (0, 1)):
-            add = extra + (O if first else 0.0)
-            m = h + add
-            ph[(kk, first)] = _ph(m, _scaled_cs2(cs2, h, add), order)
+    handlers = [(kk, first) for kk in means for first in ((0,) if fixed else (0, 1))]
     if N == 2 and n_c <= PAIR_THREADS:
         # two nodes, one thread each: both nodes in one chain (their correlation kept)
         php = {key: _ph(means[key[0]] + extra + (O if key[1] else 0.0),
                         _scaled_cs2(cs2, means[key[0]], extra + (O if key[1] else 0.0)),
-                        PAIR_ORDER) for key in ph}
+                        PAIR_ORDER) for key in handlers}
         out = _pair_solve(v, policy, n_c, php, means, extra, O, T_x, C, PAIR_LEGS)
         if out is not None:
             return {**out, "work": 0.0, "over_budget": False}
+    # the decomposition's handler fits (not needed by the two-node chain)
+    ph: dict[tuple[int, int], Any] = {}
+    for kk, first in handlers:
+        h = means[kk]
+        add = extra + (O if first else 0.0)
+        m = h + add
+        ph[(kk, first)] = _ph(m, _scaled_cs2(cs2, h, add), order)
     X = n_c / (C + T_x + sum(means.values()) + 3 * extra)      # contention-free start
     lam = X / max(M, 1)
     D = T_x + means[2] + extra

@@ -784,79 +784,78 @@ def _lattice_scalar(cm: Compiled, N: np.ndarray, strides: np.ndarray
     :func:`mva.priority.aggregate`) on one population vector at a time, in mixed-radix
     order, for the networks :func:`_scalar_lattice_fits` accepts: the same values bit
     for bit, without NumPy's overhead per call on lattices of a few hundred vectors.
+    A class's residence at a station it neither visits nor has demand at is an exact
+    0 and is left out of every sum (adding 0 changes no sum of these non-negative
+    terms).
 
     Returns ``(X_final (R,), R_final (C, K), Xs (T, R), Rs (T, C, K))``, or ``None``
     when a case is left to the NumPy levels (a utilization within
     :data:`_SCALAR_U_MARGIN` of the cap's threshold, a zero Newton denominator).
     """
+    import itertools
+
     from ._model import _newton_scalar
 
     R, C, K = cm.R, cm.C, cm.K
-    Nl = [int(x) for x in N]
     st = [int(x) for x in strides]
-    total = math.prod(x + 1 for x in Nl)
+    total = math.prod(int(x) + 1 for x in N)
     Z = [float(x) for x in cm.Z]
     chain_D = (cm.E @ cm.D).tolist()                 # as _exact_lattice computes it
     qidx = [int(k) for k in np.nonzero(cm.queue)[0]]
     thr = 1.0 + 1e-12
-    # per chain: its classes, and per class the stations it visits or has demand at
-    # (elsewhere its residence is an exact 0), with what the residence formula needs
+    used = ((cm.D != 0.0) | (cm.V != 0.0)).tolist()
+    Dl, Vl, Sl = cm.D.tolist(), cm.V.tolist(), cm.S.tolist()
+    # per chain: r, its residence terms (position in Rc, k, D, V, cterm, kind: 0 delay,
+    # 1 FCFS queue, 2 other queue), the positions summed per station (Bk), in class and
+    # station order (the cycle), and per station (position, D, S) for G's sums
     chains = []
     for r in range(R):
         cls = [int(c) for c in np.nonzero(cm.ch == r)[0]]
-        terms = []
-        for c in cls:
-            for k in range(K):
-                d, v = float(cm.D[c, k]), float(cm.V[c, k])
-                if d == 0.0 and v == 0.0:
-                    continue
-                kind = 0 if not cm.queue[k] else (1 if cm.fcfs[k] else 2)
-                terms.append((c * K + k, k, d, v, float(cm.cterm[k]), kind))
-        # G's sums per station: (position in Rc, D, S) of each class of the chain
-        per_k = [[(c * K + k, float(cm.D[c, k]), float(cm.S[c, k])) for c in cls]
+        terms = [(c * K + k, k, Dl[c][k], Vl[c][k], float(cm.cterm[k]),
+                  0 if not cm.queue[k] else (1 if cm.fcfs[k] else 2))
+                 for c in cls for k in range(K) if used[c][k]]
+        at_k = [[c * K + k for c in cls if used[c][k]] for k in range(K)]
+        flat = [t[0] for t in terms]
+        per_k = [[(c * K + k, Dl[c][k], Sl[c][k]) for c in cls if used[c][k]]
                  for k in range(K)]
-        chains.append((r, cls, terms, [c * K + k for c in cls for k in range(K)], per_k))
+        chains.append((r, terms, at_k, flat, per_k))
+    col = [[c * K + k for c in range(C) if used[c][k]] for k in range(K)]
     CK = C * K
-    G: list[list[float]] = [[0.0] * (4 * K)] + [[]] * (total - 1)   # per vector: Q, SQ, U, SU
+    K2, K3 = 2 * K, 3 * K
+    G: list[list[float]] = [[0.0] * (4 * K)] * total     # per vector: Q, SQ, U, SU
     Xs = [[0.0] * R for _ in range(total)]
-    Rs: list[list[float]] = [[0.0] * CK] + [[]] * (total - 1)
-    n = [0] * R
-    for idx in range(1, total):
-        r = R - 1                                    # advance the mixed-radix counter
-        while n[r] == Nl[r]:
-            n[r] = 0
-            r -= 1
-        n[r] += 1
-        nf = [float(x) for x in n]
+    Rs: list[list[float]] = [[0.0] * CK] * total
+    vectors = itertools.product(*(range(int(x) + 1) for x in N))
+    next(vectors)
+    for idx, n in enumerate(vectors, start=1):
+        here = [chains[r] for r in range(R) if n[r]]
         Rc = [0.0] * CK
-        here = [ch for ch in chains if n[ch[0]] > 0]
-        for r, _, terms, _, _ in here:
+        for r, terms, _, _, _ in here:
             g = G[idx - st[r]]
             for at, k, d, v, ct, kind in terms:
                 if kind == 0:                        # delay: D
                     Rc[at] = d
+                elif kind == 1:
+                    Rc[at] = d + v * (g[K + k] + (0.0 + ct * g[K3 + k]))
                 else:
-                    extra = 0.0 + ct * g[3 * K + k]
-                    Rc[at] = (d + v * (g[K + k] + extra) if kind == 1 else
-                              d * (1.0 + g[k]) + v * extra)
+                    Rc[at] = d * (1.0 + g[k]) + v * (0.0 + ct * g[K3 + k])
         # the utilization cap (cap_utilization): at most 4 sweeps
         for _ in range(4):
             Bk = [[0.0] * K for _ in range(R)]
-            for r, cls, _, _, _ in here:
+            cyc = list(Z)
+            X = [0.0] * R
+            for r, _, at_k, _, _ in here:
                 row = Bk[r]
+                s = 0.0
                 for k in range(K):
-                    s = 0.0
-                    for c in cls:
-                        s += Rc[c * K + k]
-                    row[k] = s
-            cyc = []
-            for r in range(R):
-                s = Bk[r][0]
-                for k in range(1, K):
-                    s += Bk[r][k]
-                cyc.append(Z[r] + s)
-            X = [(nf[r] / (cyc[r] if cyc[r] > 0 else 1.0)) if nf[r] > 0 else 0.0
-                 for r in range(R)]
+                    b = 0.0
+                    for at in at_k[k]:
+                        b += Rc[at]
+                    row[k] = b
+                    s = b if k == 0 else s + b
+                c = Z[r] + s
+                cyc[r] = c
+                X[r] = n[r] / (c if c > 0 else 1.0)
             fs = []
             for k in qidx:
                 u = 0.0
@@ -865,7 +864,7 @@ def _lattice_scalar(cm: Compiled, N: np.ndarray, strides: np.ndarray
                 if abs(u - thr) <= _SCALAR_U_MARGIN:
                     return None
                 if u > thr:
-                    w = [chain_D[r][k] * nf[r] for r in range(R)]
+                    w = [chain_D[r][k] * float(n[r]) for r in range(R)]
                     f = _newton_scalar(w, cyc, [Bk[r][k] for r in range(R)],
                                        [x > 0 for x in w])
                     if f is None:
@@ -874,15 +873,15 @@ def _lattice_scalar(cm: Compiled, N: np.ndarray, strides: np.ndarray
             if not fs:
                 break
             for k, f in fs:
-                for c in range(C):
-                    Rc[c * K + k] *= f
+                for at in col[k]:
+                    Rc[at] *= f
         g_new = [0.0] * (4 * K)
         xrow = Xs[idx]
         for r, _, _, flat, per_k in here:
             s = Rc[flat[0]]                          # Rr.sum(axis=(1, 2)): left to right
             for j in flat[1:]:
                 s += Rc[j]
-            x = nf[r] / (Z[r] + s)
+            x = n[r] / (Z[r] + s)
             xrow[r] = x
             for k in range(K):
                 q = sq = u = su = 0.0
@@ -895,8 +894,8 @@ def _lattice_scalar(cm: Compiled, N: np.ndarray, strides: np.ndarray
                     su += sck * uc
                 g_new[k] += q
                 g_new[K + k] += sq
-                g_new[2 * K + k] += u
-                g_new[3 * K + k] += su
+                g_new[K2 + k] += u
+                g_new[K3 + k] += su
         G[idx] = g_new
         Rs[idx] = Rc
     Xa = np.array(Xs)
