@@ -74,7 +74,7 @@ def _blas_env() -> Iterator[None]:
 
     SuperLU's extension links SciPy's own OpenBLAS, which starts its worker threads
     when it is loaded; each spins (``sched_yield``) for its timeout before it sleeps,
-    30-100 ms of CPU on the 2-core development machine -- as much as a what-if solve,
+    47-52 ms of CPU on the 2-core development machine -- as much as a what-if solve,
     for nothing when the solve is a small chain (OpenBLAS reads the variable once, when
     loaded; its threads then sleep at once when idle and are woken by the next parallel
     call, so large BLAS calls of SciPy later in the process keep their threads).
