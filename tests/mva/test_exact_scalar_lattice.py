@@ -84,11 +84,12 @@ def test_policy_networks_take_the_scalar_path_and_match_the_numpy_levels(n, cs2,
                            cs2=True, priorities=False, kinds=("queue", "delay"),
                            max_lattice=200))
 def test_scalar_path_equals_the_numpy_levels(net):
-    """Random networks with FCFS variability: where the scalar path applies, the result
-    and the kept lattice equal the NumPy levels' bit for bit."""
+    """Random networks with FCFS variability (and a processor-sharing station among
+    three): where the scalar path applies, the result and the kept lattice equal the
+    NumPy levels' bit for bit."""
     K = net.demands.shape[1]
     net = replace(net, cs2=np.where(np.arange(K) % 2 == 0, 0.0, 2.5),
-                  disciplines=["fcfs"] * K)
+                  disciplines=["ps" if k == 2 else "fcfs" for k in range(K)])
     _same(_run(net, True), _run(net, False))
 
 
