@@ -715,20 +715,22 @@ def solve_point(v: dict[str, float], policy: str, *, tol: float = 1e-7,
                          "use method='exact', 'schweitzer' or 'fixed-point' there")
     merged = n_c > SPLIT_THREADS
     order = _order(n_c, merged, fixed)
-    ph: dict[tuple[int, int], Any] = {}
-    for kk, h in means.items():
-        for first in ((0,) if fixed else (0, 1)):
-            add = extra + (O if first else 0.0)
-            m = h + add
-            ph[(kk, first)] = _ph(m, _scaled_cs2(cs2, h, add), order)
+    handlers = [(kk, first) for kk in means for first in ((0,) if fixed else (0, 1))]
     if N == 2 and n_c <= PAIR_THREADS:
         # two nodes, one thread each: both nodes in one chain (their correlation kept)
         php = {key: _ph(means[key[0]] + extra + (O if key[1] else 0.0),
                         _scaled_cs2(cs2, means[key[0]], extra + (O if key[1] else 0.0)),
-                        PAIR_ORDER) for key in ph}
+                        PAIR_ORDER) for key in handlers}
         out = _pair_solve(v, policy, n_c, php, means, extra, O, T_x, C, PAIR_LEGS)
         if out is not None:
             return {**out, "work": 0.0, "over_budget": False}
+    # the decomposition's handler fits (not needed by the two-node chain)
+    ph: dict[tuple[int, int], Any] = {}
+    for kk, first in handlers:
+        h = means[kk]
+        add = extra + (O if first else 0.0)
+        m = h + add
+        ph[(kk, first)] = _ph(m, _scaled_cs2(cs2, h, add), order)
     X = n_c / (C + T_x + sum(means.values()) + 3 * extra)      # contention-free start
     lam = X / max(M, 1)
     D = T_x + means[2] + extra
@@ -1078,10 +1080,12 @@ def _pair_finish(n: int, src_a: np.ndarray, dst_a: np.ndarray, rt_a: np.ndarray,
 # the two-node chain's structure, enumerated once per structure (and shipped)
 # ---------------------------------------------------------------------------
 
-#: the generated structures of the two-node chain (:func:`write_pair_structures`)
-_PAIR_DATA = "policy_pair_chains.npz"
+#: the generated structures of the two-node chain (:func:`write_pair_structures`): one
+#: ``.npy`` record of plain arrays (read without :mod:`zipfile`, whose import and
+#: decompression took 5-10 ms of a first call with the earlier ``.npz``)
+_PAIR_DATA = "policy_pair_chains.npy"
 
-#: the two-node structures shipped in ``models/_generated/policy_pair_chains.npz``:
+#: the two-node structures shipped in ``models/_generated/policy_pair_chains.npy``:
 #: ``(fixed, handler cs2)`` with one compute thread per node, :data:`PAIR_LEGS` network
 #: stages, every handler (with its overheads) of that cs2 -- 0 (deterministic handlers, as
 #: the presets: Erlang-:data:`PAIR_ORDER`) or 1 (exponential: Fixed, or no overheads);
@@ -1115,8 +1119,7 @@ def _pair_key(fixed: bool, n_c: int, legs: int, has_leg: bool,
 def _pair_name(key: tuple[Any, ...]) -> str:
     """The array-name prefix of a structure key in the shipped file (a digest of the key;
     the key itself is stored and compared when read).  CRC-32 and Adler-32 of its
-    ``repr`` (:mod:`zlib`, loaded with NumPy's ``.npz`` reader; :mod:`hashlib` costs
-    4 ms to import)."""
+    ``repr`` (:mod:`zlib`, a compiled module; :mod:`hashlib` costs 4 ms to import)."""
     import zlib
 
     b = repr(key).encode()
@@ -1345,15 +1348,28 @@ def _pair_structure_ref(key: tuple[Any, ...]) -> dict[str, np.ndarray] | None:
                 LB=np.array([s[3] for s in states], dtype=np.int64), consts=cv)
 
 
+def _read_pair_file(path: Any) -> dict[str, np.ndarray]:
+    """The arrays of a structures file written by :func:`write_pair_structures`, by name.
+
+    The file holds one record (a NumPy structured scalar, read with
+    ``allow_pickle=False``) whose fields are the arrays of
+    :func:`pair_structure_arrays`, the keys stored as bytes and returned as ``str``
+    arrays again.
+    """
+    rec = np.load(path, allow_pickle=False)
+    return {name: (np.array(rec[name].item().decode()) if rec.dtype[name].kind == "S"
+                   else rec[name]) for name in rec.dtype.names}
+
+
 def _pair_shipped() -> Any:
-    """The shipped structures' file, opened once and read lazily (plain arrays; never
-    unpickled); ``{}`` in a checkout without it."""
+    """The shipped structures' arrays, read once (plain arrays; never unpickled); ``{}``
+    in a checkout without the file."""
     got = _PAIR_CACHE.get(("file",))
     if got is None:
         from pathlib import Path
 
         path = Path(__file__).parent / "_generated" / _PAIR_DATA
-        got = np.load(path, allow_pickle=False) if path.exists() else {}
+        got = _read_pair_file(path) if path.exists() else {}
         _PAIR_CACHE[("file",)] = got
     return got
 
@@ -1368,7 +1384,7 @@ def _pair_structure(key: tuple[Any, ...]) -> dict[str, np.ndarray] | None:
         return st
     data = _pair_shipped()
     name = _pair_name(key)
-    if name + "__key" in getattr(data, "files", ()) and str(data[name + "__key"]) == repr(key):
+    if name + "__key" in data and str(data[name + "__key"]) == repr(key):
         st = {f: np.ascontiguousarray(data[f"{name}__{f}"], dtype=big)
               for f, _, big in _PAIR_FIELDS}
     else:
@@ -1458,17 +1474,23 @@ def pair_structure_arrays() -> dict[str, np.ndarray]:
 
 
 def write_pair_structures(path: str | None = None) -> str:
-    """Enumerate the shipped two-node structures and write them (compressed ``.npz``).
+    """Enumerate the shipped two-node structures and write them (one ``.npy`` record).
 
     Run ``python -c "from models._policy_node import write_pair_structures as w; w()"``
     after changing the two-node chain (:func:`_pair_local_sym`,
     :func:`_pair_structure_ref`, the PH fits' patterns or :data:`PAIR_SHIPPED`);
-    ``tests/models/test_cost.py`` checks that the shipped file equals a fresh
-    enumeration.  Returns the path written.
+    ``tests/models/test_cost_speed.py`` checks that the shipped file equals a fresh
+    enumeration.  The arrays of :func:`pair_structure_arrays` are the fields of one
+    structured scalar (the keys as bytes), read by :func:`_read_pair_file`.  Returns
+    the path written.
     """
     from pathlib import Path
 
     target = Path(path) if path is not None else Path(__file__).parent / "_generated" / _PAIR_DATA
-    arrays: dict[str, Any] = pair_structure_arrays()
-    np.savez_compressed(target, **arrays)
+    arrays = {name: (np.array(str(a).encode()) if a.dtype.kind == "U" else a)
+              for name, a in pair_structure_arrays().items()}
+    rec = np.zeros((), dtype=np.dtype([(name, a.dtype, a.shape) for name, a in arrays.items()]))
+    for name, a in arrays.items():
+        rec[name] = a
+    np.save(target, rec, allow_pickle=False)
     return str(target)

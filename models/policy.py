@@ -664,8 +664,14 @@ def _node_network(n: int, N: int, s_q: float, s_y: float, s_r: float, Z: float, 
 
 
 def _network_point(v: Mapping[str, float], policy: str, method: str, tol: float,
-                   max_iter: int) -> dict[str, float]:
-    """One parameter point by closed-network MVA (see :func:`solve`, Notes)."""
+                   max_iter: int, nets: dict[Any, Any] | None = None) -> dict[str, float]:
+    """One parameter point by closed-network MVA (see :func:`solve`, Notes).
+
+    ``nets``: the exact-MVA networks of earlier points of the same grid, by their
+    parameters (threads aside), each with its thread count; a network built with at
+    least this point's threads is reused (its lattice holds this point's populations,
+    the same values bit for bit), else built and kept.
+    """
     import mva
     from mva._scipy_kernels import brentq   # = scipy.optimize.brentq, without its import cost
 
@@ -702,7 +708,13 @@ def _network_point(v: Mapping[str, float], policy: str, method: str, tol: float,
         if method == "exact":
             from mva.exact import _exact_populations
 
-            return _exact_populations(_node_network(n, N, s["q"], sy, s["r"], Z, scv), pops)
+            k = (N, s["q"], sy, s["r"], Z, scv)
+            built = nets.get(k) if nets is not None else None
+            if built is None or built[0] < n:
+                built = (n, _node_network(n, N, s["q"], sy, s["r"], Z, scv))
+                if nets is not None:
+                    nets[k] = built
+            return _exact_populations(built[1], pops)
         opts = {"tol": min(tol, 1e-9), "max_iter": max_iter}
         return [mva.solve(_node_network(pp[0], N, s["q"], sy, s["r"], Z, scv, pp), method,
                           **opts) for pp in pops]
@@ -815,8 +827,9 @@ def _network_formulas(a: Mapping[str, np.ndarray], policy: str, *, method: str, 
     points = progress(first, total=len(uniq), desc=f"policy {method} MVA", delay=2.0) \
         if uniq.size else first
     rows: list[Any] = [None] * len(uniq)
+    nets: dict[Any, Any] = {}         # exact MVA: a network serves the points with fewer threads
     for i in points:
-        rows[i] = _network_point(dict(zip(names, uniq[i])), policy, method, tol, max_iter)
+        rows[i] = _network_point(dict(zip(names, uniq[i])), policy, method, tol, max_iter, nets)
     col = {k: np.array([r[k] for r in rows])[inv].reshape(shape) for k in rows[0]} if rows else {}
     conv = col["conv"]
     if not np.all(conv):

@@ -42,13 +42,14 @@ function.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.machinery
 import importlib.util
 import os
 import sys
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -58,6 +59,35 @@ __all__ = ["spsolve_coo", "splu_csc", "csc_matvec", "brentq", "digamma", "RootRe
 _XTOL = 2e-12
 _RTOL = 4 * np.finfo(float).eps
 _ITER = 100
+
+
+#: OpenBLAS's spin-wait of an idle worker thread before it sleeps, as the exponent of a
+#: cycle count (its ``OPENBLAS_THREAD_TIMEOUT``, 4 to 30; OpenBLAS's default 28 is about
+#: 0.1 s): the value set while :func:`_extension` loads a module (see :func:`_blas_env`)
+_BLAS_THREAD_TIMEOUT = "4"
+
+
+@contextlib.contextmanager
+def _blas_env() -> Iterator[None]:
+    """``OPENBLAS_THREAD_TIMEOUT`` set to :data:`_BLAS_THREAD_TIMEOUT` for the duration,
+    unless the user set it (or ``GOTO_THREAD_TIMEOUT``).
+
+    SuperLU's extension links SciPy's own OpenBLAS, which starts its worker threads
+    when it is loaded; each spins (``sched_yield``) for its timeout before it sleeps,
+    47-52 ms of CPU on the 2-core development machine -- as much as a what-if solve,
+    for nothing when the solve is a small chain (OpenBLAS reads the variable once, when
+    loaded; its threads then sleep at once when idle and are woken by the next parallel
+    call, so large BLAS calls of SciPy later in the process keep their threads).
+    NumPy's OpenBLAS, loaded with NumPy, is not affected.
+    """
+    if "OPENBLAS_THREAD_TIMEOUT" in os.environ or "GOTO_THREAD_TIMEOUT" in os.environ:
+        yield
+        return
+    os.environ["OPENBLAS_THREAD_TIMEOUT"] = _BLAS_THREAD_TIMEOUT
+    try:
+        yield
+    finally:
+        os.environ.pop("OPENBLAS_THREAD_TIMEOUT", None)
 
 
 @functools.lru_cache(maxsize=None)
@@ -81,8 +111,9 @@ def _extension(dotted: str, attr: str) -> ModuleType | None:
                 if spec is None or spec.loader is None:
                     return None
                 known = dotted in sys.modules
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
+                with _blas_env():       # SciPy's OpenBLAS, if this loads it: no long spin
+                    module = importlib.util.module_from_spec(spec)
+                    spec.loader.exec_module(module)
                 if not known:
                     # not left in sys.modules: a later ``import scipy...`` then loads it
                     # itself, as an attribute of its package, as without this module

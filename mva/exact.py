@@ -719,8 +719,10 @@ def _lattice_key(cm: Compiled) -> bytes | None:
                      for a in parts)
 
 
-def _lattice_lookup(cm: Compiled, key: bytes | None) -> MVAResult | None:
-    """The result for ``cm.N`` read from a stored lattice that contains it, if any."""
+def _lattice_lookup(cm: Compiled, key: bytes | None, N: np.ndarray | None = None
+                    ) -> MVAResult | None:
+    """The result for ``N`` (default ``cm.N``) read from a stored lattice that contains it,
+    if any."""
     if key is None:
         return None
     with _LATTICES_LOCK:
@@ -730,7 +732,7 @@ def _lattice_lookup(cm: Compiled, key: bytes | None) -> MVAResult | None:
     if entry is None:
         return None
     Nmax, Xs, Rs = entry
-    N = cm.N.astype(np.int64)
+    N = (cm.N if N is None else N).astype(np.int64)
     if N.shape != Nmax.shape or np.any(N > Nmax):
         return None
     strides = np.ones(N.size, dtype=np.int64)
@@ -739,6 +741,166 @@ def _lattice_lookup(cm: Compiled, key: bytes | None) -> MVAResult | None:
     at = int(N @ strides)
     return make_result(cm, Xs[at].copy(), Rs[at].copy(), method="exact",
                        iterations=int(N.sum()))
+
+
+#: most population vectors the general lattice recursion visits in Python floats
+#: (:func:`_lattice_scalar`) instead of NumPy levels; 0 turns that path off
+_SCALAR_STATES = 1000
+#: a utilization this close to the cap's threshold is left to the NumPy levels (the scalar
+#: sum and NumPy's matrix product may round it differently)
+_SCALAR_U_MARGIN = 1e-13
+
+
+def _scalar_lattice_fits(cm: Compiled, total: int) -> bool:
+    """Whether :func:`_lattice_scalar` gives :func:`_exact_lattice`'s levels bit for bit.
+
+    Small lattices (at most :data:`_SCALAR_STATES` vectors) of the general route at one
+    priority level, queue and delay stations only (FCFS variability), fewer than 8
+    chains and fewer than 8 terms in each chain's cycle (``classes x stations``), and at
+    most two classes of a chain at a station: NumPy sums fewer than 8 terms left to
+    right, and a sum of two terms and exact zeros does not depend on its order (the
+    einsum sums of :func:`mva._model.cap_utilization` and
+    :func:`mva.priority.aggregate`).
+    """
+    if (total > _SCALAR_STATES or cm.simple or cm.L != 1 or not _ONE_LEVEL_SHORTCUT
+            or cm.multi.any() or cm.ld.any() or not cm.queue.any() or cm.R >= 8):
+        return False
+    used = (cm.D != 0.0) | (cm.V != 0.0)
+    for r in range(cm.R):
+        cls = cm.ch == r
+        if int(cls.sum()) * cm.K >= 8 or np.any(used[cls].sum(axis=0) > 2):
+            return False
+    return bool(np.all(np.isfinite(cm.D)) and np.all(np.isfinite(cm.V))
+                and np.all(np.isfinite(cm.S)))
+
+
+def _lattice_scalar(cm: Compiled, N: np.ndarray, strides: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The general lattice recursion at one priority level, in Python floats.
+
+    The operations of :func:`_exact_lattice`'s NumPy levels (one-level BKT residence,
+    the utilization cap of :func:`mva._model.cap_utilization` with its Newton steps in
+    :func:`mva._model._newton_scalar`, the per-level sums of
+    :func:`mva.priority.aggregate`) on one population vector at a time, in mixed-radix
+    order, for the networks :func:`_scalar_lattice_fits` accepts: the same values bit
+    for bit, without NumPy's overhead per call on lattices of a few hundred vectors.
+    A class's residence at a station it neither visits nor has demand at is an exact
+    0 and is left out of every sum (adding 0 changes no sum of these non-negative
+    terms).
+
+    Returns ``(X_final (R,), R_final (C, K), Xs (T, R), Rs (T, C, K))``, or ``None``
+    when a case is left to the NumPy levels (a utilization within
+    :data:`_SCALAR_U_MARGIN` of the cap's threshold, a zero Newton denominator).
+    """
+    import itertools
+
+    from ._model import _newton_scalar
+
+    R, C, K = cm.R, cm.C, cm.K
+    st = [int(x) for x in strides]
+    total = math.prod(int(x) + 1 for x in N)
+    Z = [float(x) for x in cm.Z]
+    chain_D = (cm.E @ cm.D).tolist()                 # as _exact_lattice computes it
+    qidx = [int(k) for k in np.nonzero(cm.queue)[0]]
+    thr = 1.0 + 1e-12
+    used = ((cm.D != 0.0) | (cm.V != 0.0)).tolist()
+    Dl, Vl, Sl = cm.D.tolist(), cm.V.tolist(), cm.S.tolist()
+    # per chain: r, its residence terms (position in Rc, k, D, V, cterm, kind: 0 delay,
+    # 1 FCFS queue, 2 other queue), the positions summed per station (Bk), in class and
+    # station order (the cycle), and per station (position, D, S) for G's sums
+    chains = []
+    for r in range(R):
+        cls = [int(c) for c in np.nonzero(cm.ch == r)[0]]
+        terms = [(c * K + k, k, Dl[c][k], Vl[c][k], float(cm.cterm[k]),
+                  0 if not cm.queue[k] else (1 if cm.fcfs[k] else 2))
+                 for c in cls for k in range(K) if used[c][k]]
+        at_k = [[c * K + k for c in cls if used[c][k]] for k in range(K)]
+        flat = [t[0] for t in terms]
+        per_k = [[(c * K + k, Dl[c][k], Sl[c][k]) for c in cls if used[c][k]]
+                 for k in range(K)]
+        chains.append((r, terms, at_k, flat, per_k))
+    col = [[c * K + k for c in range(C) if used[c][k]] for k in range(K)]
+    CK = C * K
+    K2, K3 = 2 * K, 3 * K
+    G: list[list[float]] = [[0.0] * (4 * K)] * total     # per vector: Q, SQ, U, SU
+    Xs = [[0.0] * R for _ in range(total)]
+    Rs: list[list[float]] = [[0.0] * CK] * total
+    vectors = itertools.product(*(range(int(x) + 1) for x in N))
+    next(vectors)
+    for idx, n in enumerate(vectors, start=1):
+        here = [chains[r] for r in range(R) if n[r]]
+        Rc = [0.0] * CK
+        for r, terms, _, _, _ in here:
+            g = G[idx - st[r]]
+            for at, k, d, v, ct, kind in terms:
+                if kind == 0:                        # delay: D
+                    Rc[at] = d
+                elif kind == 1:
+                    Rc[at] = d + v * (g[K + k] + (0.0 + ct * g[K3 + k]))
+                else:
+                    Rc[at] = d * (1.0 + g[k]) + v * (0.0 + ct * g[K3 + k])
+        # the utilization cap (cap_utilization): at most 4 sweeps
+        for _ in range(4):
+            Bk = [[0.0] * K for _ in range(R)]
+            cyc = list(Z)
+            X = [0.0] * R
+            for r, _, at_k, _, _ in here:
+                row = Bk[r]
+                s = 0.0
+                for k in range(K):
+                    b = 0.0
+                    for at in at_k[k]:
+                        b += Rc[at]
+                    row[k] = b
+                    s = b if k == 0 else s + b
+                c = Z[r] + s
+                cyc[r] = c
+                X[r] = n[r] / (c if c > 0 else 1.0)
+            fs = []
+            for k in qidx:
+                u = 0.0
+                for r in range(R):
+                    u += X[r] * chain_D[r][k]
+                if abs(u - thr) <= _SCALAR_U_MARGIN:
+                    return None
+                if u > thr:
+                    w = [chain_D[r][k] * float(n[r]) for r in range(R)]
+                    f = _newton_scalar(w, cyc, [Bk[r][k] for r in range(R)],
+                                       [x > 0 for x in w])
+                    if f is None:
+                        return None
+                    fs.append((k, f))
+            if not fs:
+                break
+            for k, f in fs:
+                for at in col[k]:
+                    Rc[at] *= f
+        g_new = [0.0] * (4 * K)
+        xrow = Xs[idx]
+        for r, _, _, flat, per_k in here:
+            s = Rc[flat[0]]                          # Rr.sum(axis=(1, 2)): left to right
+            for j in flat[1:]:
+                s += Rc[j]
+            x = n[r] / (Z[r] + s)
+            xrow[r] = x
+            for k in range(K):
+                q = sq = u = su = 0.0
+                for at, d, sck in per_k[k]:
+                    qc = x * Rc[at]
+                    uc = x * d
+                    q += qc
+                    sq += sck * qc
+                    u += uc
+                    su += sck * uc
+                g_new[k] += q
+                g_new[K + k] += sq
+                g_new[K2 + k] += u
+                g_new[K3 + k] += su
+        G[idx] = g_new
+        Rs[idx] = Rc
+    Xa = np.array(Xs)
+    Ra = np.array(Rs).reshape(total, C, K)
+    return Xa[-1].copy(), Ra[-1].copy(), Xa, Ra
 
 
 def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
@@ -763,13 +925,19 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
             f"{N.tolist()}; max_states is {max_states} (raise it, or use method='schweitzer' or "
             f"'linearizer')")
     keep = key is not None and total * (R + C * K) <= _LATTICE_BUDGET
-    if keep:
-        Xs = np.zeros((total, R))
-        Rs = np.zeros((total, C, K))
     radix = N + 1
     strides = np.ones(R, dtype=np.int64)
     for r in range(R - 2, -1, -1):
         strides[r] = strides[r + 1] * radix[r + 1]
+    if _scalar_lattice_fits(cm, total):
+        fast = _lattice_scalar(cm, N, strides)
+        if fast is not None:
+            if keep:
+                _keep_lattice(key, (N, fast[2], fast[3]))      # type: ignore[arg-type]
+            return make_result(cm, fast[0], fast[1], method="exact", iterations=int(N.sum()))
+    if keep:
+        Xs = np.zeros((total, R))
+        Rs = np.zeros((total, C, K))
     dtype = np.int32 if int(N.max()) < 2**31 - 1 else np.int64
     nvec = np.indices(tuple(radix.tolist()), dtype=dtype).reshape(R, -1).T
     level = nvec.sum(axis=1, dtype=np.int64)
@@ -933,17 +1101,52 @@ def _exact_lattice(cm: Compiled, max_states: int) -> MVAResult:
     return make_result(cm, X_final, R_final, method="exact", iterations=Ntot)
 
 
+#: networks last given to :func:`_exact_populations`, by identity: ``id -> (network,
+#: compiled network or None, lattice key or None)`` (a model passing the same network
+#: object again skips its compilation)
+_POP_NETS: "OrderedDict[int, tuple[ClosedNetwork, Compiled | None, bytes | None]]" = \
+    OrderedDict()
+_POP_NETS_KEEP = 16
+
+
+def _population_route(network: ClosedNetwork) -> tuple[Compiled | None, bytes | None]:
+    """The compiled ``network`` and its lattice key when :func:`exact_mva` takes the general
+    lattice recursion for it, else ``(None, None)``; kept per network object."""
+    with _LATTICES_LOCK:
+        got = _POP_NETS.get(id(network))
+        if got is not None and got[0] is network:
+            _POP_NETS.move_to_end(id(network))
+            return got[1], got[2]
+    cm: Compiled | None = None
+    key: bytes | None = None
+    if not (_QD.issuperset(network.kinds) and (
+            network.demands.shape[0] == 1 or _simple_product_form(network))):
+        cm = compile_network(network)
+        # exact_mva's route when the network is not product-form: the lattice recursion
+        key = None if cm.simple else _lattice_key(cm)
+        if key is None:
+            cm = None
+    with _LATTICES_LOCK:
+        _POP_NETS[id(network)] = (network, cm, key)
+        _POP_NETS.move_to_end(id(network))
+        while len(_POP_NETS) > _POP_NETS_KEEP:
+            _POP_NETS.popitem(last=False)
+    return cm, key
+
+
 def _exact_populations(network: ClosedNetwork, populations: Any, *,
                        max_states: int = DEFAULT_MAX_STATES) -> list[MVAResult]:
     """Exact MVA of ``network`` with each population vector of ``populations``.
 
     The results of :func:`exact_mva` on ``network`` with its populations replaced
-    by each row, bit for bit, for fewer compilations: ``network`` itself is solved
-    first (its lattice kept when :func:`_exact_lattice` takes it), and a row at most
-    ``network.populations`` in every chain is then read from that lattice (as
-    :func:`exact_mva` would read it); any other row is solved by :func:`exact_mva`.
-    A private helper for models that need a network at several populations (the
-    policy model's monotone-throughput check, its arrival-theorem network).
+    by each row, bit for bit, for fewer compilations: a row at most
+    ``network.populations`` in every chain is read from the kept lattice of
+    ``network`` (as :func:`exact_mva` would read it), ``network`` itself being solved
+    (its lattice kept when :func:`_exact_lattice` takes it) when no kept lattice holds
+    the row; any other row is solved by :func:`exact_mva`.  The compilation of a
+    network object is kept for its next call (:func:`_population_route`).  A private
+    helper for models that need a network at several populations (the policy
+    model's monotone-throughput check, its arrival-theorem network).
 
     Examples
     --------
@@ -960,26 +1163,29 @@ def _exact_populations(network: ClosedNetwork, populations: Any, *,
     if not isinstance(network, ClosedNetwork):
         raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
     Ntop = np.asarray(network.populations, dtype=np.int64)
-    cm: Compiled | None = None
-    key: bytes | None = None
-    if not (_QD.issuperset(network.kinds) and (
-            network.demands.shape[0] == 1 or _simple_product_form(network))):
-        cm = compile_network(network)
-        # exact_mva's route when the network is not product-form: the lattice recursion
-        key = None if cm.simple else _lattice_key(cm)
-    top = _exact_lattice(cm, int(max_states)) if cm is not None and key is not None else \
-        exact_mva(network, max_states=max_states)
+    cm, key = _population_route(network)
+    top: MVAResult | None = None
+
+    def solve_top() -> MVAResult:
+        return _exact_lattice(cm, int(max_states)) if cm is not None else \
+            exact_mva(network, max_states=max_states)
+
     out = []
     for pop in populations:
         N = np.asarray(pop, dtype=np.int64)
         if N.shape == Ntop.shape and np.array_equal(N, Ntop):
+            if top is None:
+                top = solve_top()
             out.append(top)
             continue
         hit = None
         if not np.any(N > 0):       # not a network: the error of ClosedNetwork
             replace(network, populations=N.tolist())
-        if cm is not None and key is not None and N.shape == Ntop.shape and np.all(N <= Ntop):
-            hit = _lattice_lookup(replace(cm, N=N), key)
+        if cm is not None and N.shape == Ntop.shape and np.all(N <= Ntop):
+            hit = _lattice_lookup(cm, key, N)
+            if hit is None and top is None:
+                top = solve_top()               # keeps the lattice the row is read from
+                hit = _lattice_lookup(cm, key, N)
         out.append(hit if hit is not None else
                    exact_mva(replace(network, populations=N.tolist()), max_states=max_states))
     return out

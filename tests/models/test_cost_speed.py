@@ -1,7 +1,7 @@
 """The fast paths behind ``models.cost.policy_cost``'s first call (issue 19).
 
 * The two-node policy chain (``models._policy_node._pair_solve``) reads its structure
-  from ``models/_generated/policy_pair_chains.npz`` or enumerates it once per
+  from ``models/_generated/policy_pair_chains.npy`` or enumerates it once per
   structure: it must equal the enumerating reference ``_pair_solve_ref`` bit for bit,
   and the shipped file must equal a fresh enumeration.
 * Closed-network MVA points (``models.policy._network_point``) are solved most
@@ -40,16 +40,27 @@ def _same(a, b):
 
 
 def test_shipped_pair_structures_are_current():
-    """policy_pair_chains.npz equals a fresh enumeration of every shipped structure
+    """policy_pair_chains.npy equals a fresh enumeration of every shipped structure
     (regenerate with models._policy_node.write_pair_structures after changing the chain)."""
     path = Path(pn.__file__).parent / "_generated" / pn._PAIR_DATA
     fresh = pn.pair_structure_arrays()
-    with np.load(path, allow_pickle=False) as shipped:
-        assert sorted(shipped.files) == sorted(fresh), \
-            "policy_pair_chains.npz is stale: run models._policy_node.write_pair_structures()"
-        for name, a in fresh.items():
-            b = shipped[name]
-            assert b.dtype == a.dtype and np.array_equal(b, a), f"{name} is stale"
+    shipped = pn._read_pair_file(path)
+    assert sorted(shipped) == sorted(fresh), \
+        "policy_pair_chains.npy is stale: run models._policy_node.write_pair_structures()"
+    for name, a in fresh.items():
+        b = shipped[name]
+        assert b.dtype == a.dtype and np.array_equal(b, a), f"{name} is stale"
+
+
+def test_pair_structures_file_round_trip(tmp_path):
+    """write_pair_structures writes what _read_pair_file reads back, array for array."""
+    path = pn.write_pair_structures(str(tmp_path / "pairs.npy"))
+    got = pn._read_pair_file(path)
+    fresh = pn.pair_structure_arrays()
+    assert sorted(got) == sorted(fresh)
+    for name, a in fresh.items():
+        assert got[name].dtype == a.dtype and got[name].shape == a.shape
+        assert np.array_equal(got[name], a), name
 
 
 @pytest.mark.parametrize("fixed,cs2", pn.PAIR_SHIPPED)

@@ -258,3 +258,21 @@ def test_kernels_first_then_scipy_packages():
     out = subprocess.run([sys.executable, "-c", _THEN_SCIPY], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_blas_env_shortens_the_spin_only_while_loading(monkeypatch):
+    """OPENBLAS_THREAD_TIMEOUT is set while an extension loads and removed after; a value
+    the user set is left alone."""
+    import os
+
+    from mva import _scipy_kernels as K
+
+    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    monkeypatch.delenv("GOTO_THREAD_TIMEOUT", raising=False)
+    with K._blas_env():
+        assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == K._BLAS_THREAD_TIMEOUT
+    assert "OPENBLAS_THREAD_TIMEOUT" not in os.environ
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "20")
+    with K._blas_env():
+        assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == "20"
+    assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == "20"
