@@ -155,6 +155,23 @@ def test_shipped_map_loads_and_covers_its_families():
                 - fd["saturated"]
 
 
+def test_shipped_map_names_the_faster_policy():
+    """Issue 15: the default names the faster of Fixed and Floating, and of Fixed and
+    Single, at every design point where the simulator separates the pair (their 95%
+    intervals apart); the counts are consistent for every method."""
+    w = load_map()["families"]["policy"]["winners"]
+    assert {"auto", "mva", "node"} <= set(w)
+    for method, pairs in w.items():
+        assert set(pairs) == {"fixed/floating", "fixed/single"}
+        for d in pairs.values():
+            assert 0 <= d["correct"] <= d["separated"] <= d["points"]
+            assert len(d["wrong"]) == min(d["separated"] - d["correct"], 10)
+    for pair in ("fixed/floating", "fixed/single"):
+        d = w["auto"][pair]
+        assert d["points"] >= 450          # of the 480 points simulated under Fixed
+        assert d["correct"] == d["separated"], d["wrong"]
+
+
 def test_map_is_package_data():
     import configparser
     import os
