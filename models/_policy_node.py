@@ -925,6 +925,24 @@ def _memo(f: Any) -> Any:
     return g
 
 
+def _bump(t: tuple, i: int, d: int) -> tuple:
+    """``t`` with ``d`` added to its entry ``i`` (a two-node chain state's counts)."""
+    x = list(t)
+    x[i] += d
+    return tuple(x)
+
+
+def _pair_view(st: tuple, who: int) -> tuple:
+    """A two-node state seen from node ``who``: its own three parts first."""
+    return (st[0], st[1], st[2], st[3], st[4], st[5]) if who == 0 else \
+           (st[3], st[4], st[5], st[0], st[1], st[2])
+
+
+def _pair_join(mine: tuple, other: tuple, who: int) -> tuple:
+    """The two-node state whose node ``who`` holds ``mine`` (inverse of :func:`_pair_view`)."""
+    return mine + other if who == 0 else other + mine
+
+
 def _pair_solve_ref(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, int], Any],
                 means: dict[int, float], extra: float, O: float, T_x: float, C: float,
                 legs: int) -> dict[str, Any] | None:
@@ -956,17 +974,7 @@ def _pair_solve_ref(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[i
     rates: list[float] = []
     intr: list[float] = []          # rate of interrupting arrivals at node A, per state
 
-    def bump(t: tuple, i: int, d: int) -> tuple:
-        x = list(t)
-        x[i] += d
-        return tuple(x)
-
-    def nodes_(st, who):
-        return (st[0], st[1], st[2], st[3], st[4], st[5]) if who == 0 else \
-               (st[3], st[4], st[5], st[0], st[1], st[2])
-
-    def join(mine, other, who):
-        return mine + other if who == 0 else other + mine
+    bump, nodes_, join = _bump, _pair_view, _pair_join
 
     k = 0
     while k < len(states):
@@ -1255,17 +1263,7 @@ def _pair_structure_ref(key: tuple[Any, ...]) -> dict[str, np.ndarray] | None:
     esrc: list[int] = []
     edst: list[int] = []
 
-    def bump(t: tuple, i: int, d: int) -> tuple:
-        x = list(t)
-        x[i] += d
-        return tuple(x)
-
-    def nodes_(st, who):
-        return (st[0], st[1], st[2], st[3], st[4], st[5]) if who == 0 else \
-               (st[3], st[4], st[5], st[0], st[1], st[2])
-
-    def join(mine, other, who):
-        return mine + other if who == 0 else other + mine
+    bump, nodes_, join = _bump, _pair_view, _pair_join
 
     k = 0
     while k < len(states):

@@ -33,6 +33,21 @@ def _point(pol, **kw):
     return {k: float(x) for k, x in zip(names, uniq[0])}
 
 
+def _pair_against_reference(v, pol):
+    """Solve ``v`` by the two-node chain (shipped or cached structure) and assert it equals,
+    bit for bit, the enumerating reference's solve; returns the result."""
+    got = pn.solve_point(v, pol)
+    assert got["it"] == 1            # the two-node chain
+    real = pn._pair_solve
+    try:
+        pn._pair_solve = pn._pair_solve_ref
+        ref = pn.solve_point(v, pol)
+    finally:
+        pn._pair_solve = real
+    _same(got, ref)
+    return got
+
+
 def _same(a, b):
     assert a.keys() == b.keys()
     for k in a:
@@ -102,15 +117,7 @@ def test_pair_chain_equals_the_enumerating_reference(kw, pol):
     if kw["L"] == 0.0:
         kw = dict(kw, t_transfer=0.0)
     v = _point(pol, p=2 if pol == "fixed" else 1, **kw)
-    got = pn.solve_point(v, pol)
-    assert got["it"] == 1            # the two-node chain
-    real = pn._pair_solve
-    try:
-        pn._pair_solve = pn._pair_solve_ref
-        ref = pn.solve_point(v, pol)
-    finally:
-        pn._pair_solve = real
-    _same(got, ref)
+    got = _pair_against_reference(v, pol)
     # Little's law, and the utilization law at node A (with and without network time)
     assert got["X"] * got["R"] == pytest.approx(1.0, rel=1e-12)
     assert got["U"] == pytest.approx(got["X"] * got["D"], rel=1e-7, abs=1e-12)
@@ -128,15 +135,7 @@ def test_pair_chain_counts_interrupts_without_network_time(U, O_int, o_reply, ha
     demand at node A (both the shipped/cached path and the enumerating reference)."""
     v = _point(pol, p=1, U=U, O_int=O_int, o_reply=o_reply, handler_cs2=handler_cs2,
                L=0.0, t_transfer=0.0, t_extra=0.0)
-    got = pn.solve_point(v, pol)
-    assert got["it"] == 1            # the two-node chain
-    real = pn._pair_solve
-    try:
-        pn._pair_solve = pn._pair_solve_ref
-        ref = pn.solve_point(v, pol)
-    finally:
-        pn._pair_solve = real
-    _same(got, ref)
+    got = _pair_against_reference(v, pol)
     assert 0.0 < got["P_int"] <= 1.0
     assert got["U"] == pytest.approx(got["X"] * got["D"], rel=1e-7)
     # the interrupt's cost is part of the demand: less demand with O_int = 0
