@@ -35,14 +35,13 @@ itself costs.  Ratios are taken pair by pair (A B A B ...) in the same run.
 
 The first solve's CPU time is given twice: the whole process's
 (``time.process_time``) and the calling thread's (``time.thread_time``,
-"main").  They differ by the idle spin of OpenBLAS's worker threads: after
-NumPy's import (and after any threaded BLAS call) its threads busy-wait for
-about 0.1 s before they sleep, which a first call made within that time is
-charged in process CPU time (20-35 ms here; none with
-``OPENBLAS_THREAD_TIMEOUT=4`` or ``OPENBLAS_NUM_THREADS=1`` set).  That spin
-is NumPy's, paid by ``python -c "import numpy"`` as well; the target is
-judged by the process's CPU time where it is met, else by the calling
-thread's, and the table says which.
+"main").  They differ by the spin of OpenBLAS's worker threads: after a
+threaded BLAS or LAPACK call they busy-wait for about 0.1 s before they
+sleep, on another core, so the process is charged CPU time that does not
+delay the result (policy_cost: 20-35 ms; none with
+``OPENBLAS_THREAD_TIMEOUT=4`` or ``OPENBLAS_NUM_THREADS=1`` set).  The
+target is judged by the process's CPU time where that meets it, else by the
+calling thread's, and the table says which.
 """
 
 from __future__ import annotations
