@@ -1459,11 +1459,16 @@ def full_structure_arrays() -> dict[str, np.ndarray]:
                 if name + "__rows" in out:
                     continue
                 for (field, small, _), a in zip(_FULL_FIELDS, _full_structure_ref(*key)):
-                    b = a.astype(small)
-                    if not np.array_equal(b, a):        # pragma: no cover - guard
-                        raise OverflowError(f"{name}__{field} does not fit {small.__name__}")
-                    out[f"{name}__{field}"] = b
+                    out[f"{name}__{field}"] = _narrowed(a, small, f"{name}__{field}")
     return out
+
+
+def _narrowed(a: np.ndarray, small: Any, label: str) -> np.ndarray:
+    """``a`` cast to the shipped file's dtype ``small``; ``OverflowError`` if a value changes."""
+    b = a.astype(small)
+    if not np.array_equal(b, a):        # pragma: no cover - guard
+        raise OverflowError(f"{label} does not fit {small.__name__}")
+    return b
 
 
 def write_full_structures(path: str | None = None) -> str:

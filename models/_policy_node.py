@@ -1456,6 +1456,8 @@ def pair_structure_arrays() -> dict[str, np.ndarray]:
     >>> sorted({k.split("__")[1] for k in arrs})
     ['LA', 'LB', 'consts', 'edge', 'edst', 'esrc', 'fac', 'iflag', 'key', 'tsrc']
     """
+    from ._node import _narrowed
+
     out: dict[str, np.ndarray] = {}
     for key in _pair_shipped_keys():
         name = _pair_name(key)
@@ -1463,11 +1465,7 @@ def pair_structure_arrays() -> dict[str, np.ndarray]:
         assert st is not None
         out[f"{name}__key"] = np.array(repr(key))
         for field, small, _ in _PAIR_FIELDS:
-            a = st[field]
-            b = a.astype(small)
-            if not np.array_equal(b, a):        # pragma: no cover - guard
-                raise OverflowError(f"{name}__{field} does not fit {small.__name__}")
-            out[f"{name}__{field}"] = b
+            out[f"{name}__{field}"] = _narrowed(st[field], small, f"{name}__{field}")
     return out
 
 
