@@ -37,13 +37,14 @@ def main() -> None:
     refs = D.simulate_family("policy", a.points, a.seed, store=store, write=False,
                              executor="serial" if a.workers <= 1 else None,
                              workers=a.workers, progress=False)
-    for variant, r in D.check_against_map("policy", a.points, a.seed, refs=refs).items():
+    fe = D.family_errors("policy", refs, methods=("auto",))     # solved once, used twice
+    for variant, r in D.check_against_map("policy", a.points, a.seed, refs=refs,
+                                          errors=fe).items():
         f, mp = r["fresh"], r["map"]
         print(f"{variant}: {r['above']} of {r['n']} points above the map's 95% bound "
               f"(p = {r['p_value']:.3g}, {'' if r['consistent'] else 'NOT '}consistent); "
               f"|e| fresh {_fmt(f['mean'])}/{_fmt(f['p95'])}/{_fmt(f['max'])}%, "
               f"map {_fmt(mp['mean'])}/{_fmt(mp['p95'])}/{_fmt(mp['max'])}%", flush=True)
-    fe = D.family_errors("policy", refs, methods=("auto",))
     for pair, d in (D.winner_agreement(fe, "auto") or {}).items():
         print(f"{pair}: faster policy named correctly at {d['correct']} of {d['separated']} "
               f"separated points ({d['points']} points)")

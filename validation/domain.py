@@ -969,11 +969,13 @@ def check_against_map(family: str, points: int, seed: int, *, method: str = "aut
                       measure: str = "R", accuracy_map: Mapping[str, Any] | None = None,
                       refs: Mapping[str, Any] | None = None, executor: Any = "serial",
                       workers: int | None = None, store: str | None = None,
-                      target: float = TARGET_HW, progress: bool = False) -> dict[str, Any]:
+                      target: float = TARGET_HW, progress: bool = False,
+                      errors: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Do a fresh design's errors agree with the map's figures?
 
     A fresh design (``points``, ``seed``; a seed other than the map's) is
-    simulated (or ``refs`` given) and ``method`` solved at each point.  If
+    simulated (or ``refs`` given) and ``method`` solved at each point (or
+    ``errors`` given: :func:`family_errors` of ``refs`` by ``method``).  If
     the map's figure :math:`q_i` (the 95% prediction bound of its bin) is right,
     each point's :math:`|e_i|` exceeds it with probability at most 0.05, so
     the count :math:`k` of exceedances out of :math:`n` is at most
@@ -1006,7 +1008,9 @@ def check_against_map(family: str, points: int, seed: int, *, method: str = "aut
                                    f"{family}.check-{points}-{seed}.store.sqlite"),
                                progress=progress, target=target, write=False)
     out: dict[str, Any] = {}
-    for variant, per in family_errors(family, refs, methods=(method,)).items():
+    if errors is None:
+        errors = family_errors(family, refs, methods=(method,))
+    for variant, per in errors.items():
         md = per[method]
         mm = md["measures"][measure]
         ok = mm["ok"]
@@ -1040,25 +1044,54 @@ def check_against_map(family: str, points: int, seed: int, *, method: str = "aut
 # command line
 # ---------------------------------------------------------------------------
 
+def _at_least(cast: Any, low: float, strict: bool = False) -> Any:
+    """An argparse type: ``cast(text)`` that is ``>= low`` (``> low`` with ``strict``)."""
+    def parse(text: str) -> Any:
+        try:
+            v = cast(text)
+        except ValueError:
+            kind = "an integer" if cast is int else "a number"
+            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
+        if not (v > low if strict else v >= low) or v != v:
+            raise argparse.ArgumentTypeError(
+                f"must be {'>' if strict else '>='} {low:g}; got {text}")
+        return v
+    return parse
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m validation.domain simulate|map --family F --points N --seed S [--workers W]``."""
+    """``python -m validation.domain simulate|map --family F --points N --seed S [--workers W]``.
+
+    Bad options are argparse errors; a failure while running (a missing or
+    unreadable references file, an unwritable output) is one ``error:`` line on
+    standard error and exit status 2.
+    """
     ap = argparse.ArgumentParser(prog="python -m validation.domain",
                                  description=(__doc__ or "").split("\n")[0])
     ap.add_argument("step", choices=("simulate", "map", "check"),
                     help="simulate: references; map: the accuracy map; check: a fresh design "
                          "against the map (exit 1 when inconsistent)")
     ap.add_argument("--family", choices=FAMILIES + ("all",), default="all")
-    ap.add_argument("--points", type=int, default=512)
-    ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--points", type=_at_least(int, 1), default=512)
+    ap.add_argument("--seed", type=_at_least(int, 0), default=2026)
+    ap.add_argument("--workers", type=_at_least(int, 1), default=1)
     ap.add_argument("--store", default=None, help="SQLite store of the sweep (resume)")
     ap.add_argument("--references", default=None,
                     help="directory of the <family>.json references (default validation/data/domain)")
     ap.add_argument("--out", default=None, help="map file (default models/data/accuracy_map.json)")
-    ap.add_argument("--budget", type=float, default=None,
+    ap.add_argument("--budget", type=_at_least(float, 0.0, strict=True), default=None,
                     help="map: CPU seconds per method and variant (default %g; points beyond "
                          "it count as unanswered)" % METHOD_SECONDS)
     a = ap.parse_args(argv)
+    try:
+        return _run(a)
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(a: argparse.Namespace) -> int:
+    """The step of :func:`main` with its parsed options."""
     fams = FAMILIES if a.family == "all" else (a.family,)
     if a.step == "simulate":
         for fam in fams:

@@ -267,3 +267,25 @@ def test_winner_agreement_on_model_solves():
         assert (bad["model_ratio"] < 1) != (bad["sim_ratio"] < 1)
         assert abs(w[pair]["agree_all"] - 2 / 3) < 1e-12
     assert D.winner_agreement(fe, "node") is None      # a method not solved
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["check", "--family", "lopc", "--points", "-3"], "--points: must be >= 1; got -3"),
+    (["check", "--family", "lopc", "--points", "x"], "--points: not an integer: 'x'"),
+    (["map", "--budget", "0"], "--budget: must be > 0; got 0"),
+    (["simulate", "--workers", "0"], "--workers: must be >= 1; got 0"),
+])
+def test_command_line_rejects_bad_options_in_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        D.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_command_line_failure_is_one_error_line(monkeypatch, capsys):
+    def boom(*a, **k):
+        raise OSError("cannot write /read-only/map.json")
+    monkeypatch.setattr(D, "build_map", boom)
+    assert D.main(["map", "--family", "lopc"]) == 2
+    assert capsys.readouterr().err.strip() == "error: cannot write /read-only/map.json"
