@@ -840,6 +840,24 @@ PAIR_LEGS = 6
 PAIR_THREADS = 1
 
 
+def _completion(k: int, w: int, c: int, n_c: int) -> tuple[int, list[tuple[int, int, float]]]:
+    """The end of the handler in service (kind ``k``) at one node of the two-node chain.
+
+    Returns its ``tag`` as in :func:`_pair_local` (1 a send ended, 2 a reply ended,
+    0 nothing leaves) and the successors' ``(c, w, probability)``; ``k == 3``
+    adds a computing thread, split ``1 / B`` and ``1 - 1 / B`` over ``w`` when
+    ``w == 1`` (``B = n_c - c``).  Shared by the numeric reference
+    (:func:`_pair_local`) and the structure enumeration (:func:`_pair_local_sym`).
+    """
+    tag = 1 if k == 1 else (2 if k == 2 else 0)
+    B = n_c - c
+    if k != 3:
+        return tag, [(c, w, 1.0)]
+    if w != 1:
+        return tag, [(c + 1, w, 1.0)]
+    return tag, [(c + 1, 2, 1.0 / B)] + ([(c + 1, 1, 1.0 - 1.0 / B)] if B > 1 else [])
+
+
 def _pair_local(n_c: int, fixed: bool, ph: dict[tuple[int, int], Any], C: float):
     """Transition functions of one node of the two-node chain (local state as in ``_build``).
 
@@ -871,14 +889,7 @@ def _pair_local(n_c: int, fixed: bool, ph: dict[tuple[int, int], Any], C: float)
                     out.append(((c, qs, qw, qy, k, w, f, j2), float(T[j, j2]), 0))
             e = float(ex[j])
             if e > 0:
-                tag = 1 if k == 1 else (2 if k == 2 else 0)
-                B = n_c - c
-                if k != 3:
-                    outs = [(c, w, 1.0)]
-                elif w != 1:
-                    outs = [(c + 1, w, 1.0)]
-                else:
-                    outs = [(c + 1, 2, 1.0 / B)] + ([(c + 1, 1, 1.0 - 1.0 / B)] if B > 1 else [])
+                tag, outs = _completion(k, w, c, n_c)
                 q = qs + qw + qy
                 for c2, w2, pr in outs:
                     if q == 0:
@@ -1182,14 +1193,7 @@ def _pair_local_sym(n_c: int, fixed: bool, off: Mapping[tuple[int, int], tuple[A
                                 (o + m + j * m + j2, ONE, ONE, ONE, ONE), 0))
             if e_pos[j]:
                 e = o + m + m * m + j
-                tag = 1 if k == 1 else (2 if k == 2 else 0)
-                B = n_c - c
-                if k != 3:
-                    outs = [(c, w, 1.0)]
-                elif w != 1:
-                    outs = [(c + 1, w, 1.0)]
-                else:
-                    outs = [(c + 1, 2, 1.0 / B)] + ([(c + 1, 1, 1.0 - 1.0 / B)] if B > 1 else [])
+                tag, outs = _completion(k, w, c, n_c)
                 q = qs + qw + qy
                 for c2, w2, pr in outs:
                     if q == 0:
