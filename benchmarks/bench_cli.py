@@ -209,5 +209,6 @@ def main() -> None:
               f"{','.join(rows[-1]['heavy']) or '-'}")
     shutil.rmtree(cache, ignore_errors=True)
 
+
 if __name__ == "__main__":
     main()

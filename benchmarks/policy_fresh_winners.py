@@ -53,9 +53,9 @@ def main() -> None:
                   f"simulator {x['sim_ratio']:.4f} +- {x['sim_ratio_hw']:.4f}")
     for variant, d in fe.items():
         s = d["auto"]["saturation"]
-        print(f"{variant}: saturation flag agrees at {s['points'] - s['model_only'] - s['sim_only']}"
-              f" of {s['points']} points ({s['sim_only']} simulator only, "
-              f"{s['model_only']} model only)")
+        agree = s["points"] - s["model_only"] - s["sim_only"]
+        print(f"{variant}: saturation flag agrees at {agree} of {s['points']} points "
+              f"({s['sim_only']} simulator only, {s['model_only']} model only)")
 
 
 if __name__ == "__main__":
