@@ -1427,7 +1427,11 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     conflict = float(np.sum(p * (1.0 - P0)))
     # busy processors: every handler's S, the interrupts of those dispatched on arrival
     busy = lam * S + first * (lam_n + lam_s + lam_k * float(np.sum(p * P0)))
-    out.update(R=R, conflict=conflict, iterations=it + 1, busy=busy, nu=nu if lam_s > 0 else 0.0)
+    # the sequential episodes' queue (drain and handler: mean E1, second moment E2,
+    # load v), reported for benchmarks/pdq_episodes.py
+    out.update(R=R, conflict=conflict, iterations=it + 1, busy=busy, nu=nu if lam_s > 0 else 0.0,
+               episode=(E1, E2, v) if lam_s > 0 else None,
+               R_seq=Wp + Wres + C + S + first if lam_s > 0 else None)
     return out
 
 

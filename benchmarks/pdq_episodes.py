@@ -1,0 +1,198 @@
+"""Why the shared PDQ is high with sequential handlers: the episodes' length.
+
+Run ``python -m benchmarks.pdq_episodes [arrivals] [seed] [points]`` (defaults
+1500000, 7, 6).
+
+A stand-alone discrete-event simulation of one shared PDQ (written apart from
+:mod:`validation.sim`, with the same dispatch rules): ``k`` processors,
+Poisson arrivals of handlers of mean ``S`` and ``cs2``
+(:meth:`validation.sim.dists.Dist.from_cs2`); a keyed handler is eligible when
+no handler of its key runs or is eligible, a nosync one always; the earliest
+eligible handler starts when a processor is free, and a sequential one only
+when nothing runs (nothing behind it starts meanwhile).  So a sequential
+handler starts once every earlier handler has finished, and every later one
+starts after it: the sequential handlers form a single-server queue whose
+service is the *episode*, from the moment the handler is at the head (its
+arrival, or the end of the previous episode) to its end -- the *drain* of the
+handlers ahead, then the handler itself.
+
+For the worst shared points with at least 2% sequential handlers of the
+shipped design (``validation/data/domain/pdq.json``, seed 2026, by the
+default's error) it
+prints the stored reference (bundled simulator), this simulation's ``R`` and
+the sequential handlers' response, the episode's mean ``E1``, second moment
+``E2`` and load ``v = lambda_s E1`` measured, and the same three in the
+key-aware method (:func:`models.pdq.solve`, ``method="keyed"``), and the
+M/G/1 response ``lambda_s E2 / (2 (1 - v)) + E1`` of the measured moments.
+Rows are written to ``benchmarks/results/pdq_episodes.json``.
+
+Finding (see the PDQ docs, "Sequential handlers: the episode's length"): the
+model's episodes are too long (the drain of the handlers ahead is the
+parallel drain *plus* the serial backlog of the busiest key, where the two
+overlap), which puts their queue closer to saturation than it is.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import random
+import sys
+import warnings
+from typing import Any
+
+FIELDS = ("k", "S", "cs2", "n_keys", "key_skew", "f_sequential", "f_nosync", "load")
+
+
+def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
+                 f_sequential: float, f_nosync: float, load: float,
+                 arrivals: int = 1_500_000, seed: int = 7) -> dict[str, float]:
+    """Response per class and the sequential episodes of one shared PDQ.
+
+    The arrival rate is ``load k / S``.  The first tenth of ``arrivals`` is
+    discarded.
+
+    >>> r = simulate_pdq(k=1, S=1.0, cs2=1.0, n_keys=1, key_skew=0.0, f_sequential=0.0,
+    ...                  f_nosync=0.0, load=0.5, arrivals=100_000)
+    >>> 1.85 < r["R"] < 2.15          # M/M/1 at 0.5: 2
+    True
+    """
+    import numpy as np
+
+    from models.pdq import key_probabilities
+    from validation.sim.dists import Dist
+
+    rng = random.Random(seed)
+    draw = Dist.from_cs2(S, cs2).sampler(rng)
+    lam = load * k / S
+    cum = np.cumsum(key_probabilities(int(n_keys), key_skew)).tolist()
+    ev: list[tuple[float, int, int, Any]] = []    # (time, seq, kind 0 arrival / 1 end, msg)
+    n_ev = 0
+    eligible: list[tuple[int, list[Any]]] = []    # (arrival number, msg)
+    behind: dict[int, list[list[Any]]] = {}       # key -> later handlers (key running/eligible)
+    running = 0
+    seq_running = False
+    last_seq_end = 0.0
+    warm = arrivals // 10
+    sums = {"k": [0.0, 0], "n": [0.0, 0], "s": [0.0, 0]}
+    e1 = e2 = 0.0
+    n_ep = 0
+
+    def push(t: float, kind: int, msg: Any) -> None:
+        nonlocal n_ev
+        n_ev += 1
+        heapq.heappush(ev, (t, n_ev, kind, msg))
+
+    def dispatch(now: float) -> None:
+        nonlocal running, seq_running
+        while running < k and eligible and not seq_running:
+            msg = eligible[0][1]
+            if msg[0] == "s" and running:
+                return                            # drains: nothing behind it starts
+            heapq.heappop(eligible)
+            running += 1
+            seq_running = msg[0] == "s"
+            push(now + msg[3], 1, msg)
+
+    push(rng.expovariate(lam), 0, None)
+    n = 0
+    bisect = __import__("bisect").bisect_right
+    while n < arrivals or running:
+        now, _, kind, msg = heapq.heappop(ev)
+        if kind == 0:
+            n += 1
+            u = rng.random()
+            cls = "s" if u < f_sequential else ("n" if u < f_sequential + f_nosync else "k")
+            key = min(bisect(cum, rng.random()), len(cum) - 1) if cls == "k" else -1
+            msg = [cls, key, now, draw(), n]      # class, key, arrival, service, number
+            if cls == "k" and key in behind:
+                behind[key].append(msg)
+            else:
+                if cls == "k":
+                    behind[key] = []
+                heapq.heappush(eligible, (n, msg))
+            if n < arrivals:
+                push(now + rng.expovariate(lam), 0, None)
+            dispatch(now)
+            continue
+        running -= 1
+        cls, key, t0 = msg[0], msg[1], msg[2]
+        if msg[4] > warm:
+            sums[cls][0] += now - t0
+            sums[cls][1] += 1
+        if cls == "s":
+            seq_running = False
+            if msg[4] > warm:
+                e = now - max(t0, last_seq_end)
+                e1 += e
+                e2 += e * e
+                n_ep += 1
+            last_seq_end = now
+        elif cls == "k":
+            later = behind[key]
+            if later:
+                nxt = later.pop(0)
+                heapq.heappush(eligible, (nxt[4], nxt))
+            else:
+                del behind[key]
+        dispatch(now)
+    tot = sum(s[0] for s in sums.values())
+    cnt = sum(s[1] for s in sums.values())
+    out = {"R": tot / cnt, **{f"R_{c}": (s[0] / s[1] if s[1] else float("nan"))
+                              for c, s in sums.items()}}
+    if n_ep:
+        E1, E2 = e1 / n_ep, e2 / n_ep
+        v = lam * f_sequential * E1
+        out.update(E1=E1, E2=E2, v=v,
+                   mg1=lam * f_sequential * E2 / (2.0 * (1.0 - v)) + E1 if v < 1 else float("inf"))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    from models.pdq import PDQParams, _keyed_point, key_probabilities, solve
+
+    arrivals = int(argv[0]) if argv else 1_500_000
+    seed = int(argv[1]) if len(argv) > 1 else 7
+    n_pts = int(argv[2]) if len(argv) > 2 else 6
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    refs = json.load(open(os.path.join(root, "validation", "data", "domain", "pdq.json")))
+    rows = [r for r in refs["rows"] if r["variant"] == "shared" and not r.get("saturated")
+            and not r.get("error") and r["f_sequential"] >= 0.02 and r["k"] > 1]
+    warnings.simplefilter("ignore")
+    scored = []
+    for r in rows:
+        R = float(solve(PDQParams(**{f: r[f] for f in FIELDS}), "shared").response_time)
+        scored.append((abs(R / r["R"] - 1.0), R, r))
+    scored.sort(key=lambda x: -x[0])
+    out = []
+    print(f"shared PDQ with sequential handlers: stored reference, stand-alone simulation "
+          f"({arrivals} arrivals, seed {seed}) and the key-aware method")
+    print(f"{'i':>4} {'k':>3} {'keys':>5} {'f_seq':>6} {'cs2':>5} {'ref R':>8} {'sim R':>8} "
+          f"{'model R':>8} {'sim R_seq':>9} {'mod R_seq':>9} {'sim E1':>7} {'mod E1':>7} "
+          f"{'sim v':>6} {'mod v':>6} {'M/G/1':>8}")
+    for err, R, r in scored[:n_pts]:
+        s = simulate_pdq(**{f: (int(r[f]) if f in ("k", "n_keys") else r[f]) for f in FIELDS},
+                         arrivals=arrivals, seed=seed)
+        lam = r["load"] * r["k"] / r["S"]
+        m = _keyed_point(float(r["k"]), lam, r["S"], r["cs2"],
+                         key_probabilities(int(r["n_keys"]), r["key_skew"]), r["f_sequential"],
+                         r["f_nosync"])
+        E1m, E2m, vm = m["episode"]
+        print(f"{r['i']:>4} {r['k']:>3} {r['n_keys']:>5} {r['f_sequential']:>6.3f} "
+              f"{r['cs2']:>5.2f} {r['R']:>8.0f} {s['R']:>8.0f} {R:>8.0f} {s['R_s']:>9.0f} "
+              f"{m['R_seq']:>9.0f} {s['E1']:>7.0f} {E1m:>7.0f} {s['v']:>6.3f} {vm:>6.3f} "
+              f"{s['mg1']:>8.0f}", flush=True)
+        out.append({"i": r["i"], "point": {f: r[f] for f in FIELDS}, "ref_R": r["R"],
+                    "ref_R_hw": r["R_hw"], "sim": s, "model_R": R, "model_R_seq": m["R_seq"],
+                    "model_E1": E1m, "model_E2": E2m, "model_v": vm})
+    path = os.path.join(here, "results", "pdq_episodes.json")
+    with open(path, "w") as fh:
+        json.dump({"arrivals": arrivals, "seed": seed, "rows": out}, fh, indent=1)
+    print(f"written {os.path.relpath(path, root)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
