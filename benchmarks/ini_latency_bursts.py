@@ -54,11 +54,8 @@ delays exponential or of a few phases) cannot hold it.
 from __future__ import annotations
 
 import heapq
-import json
-import os
 import random
 import sys
-import warnings
 from collections import deque
 
 FIELDS = ("N", "K", "clusters", "W", "o", "O", "l", "L", "cs2_o", "cs2_O", "dispatch")
@@ -198,21 +195,16 @@ def simulate_inis(*, N: int, K: int, clusters: int, O_ini: float, cs2_O: float, 
 
 
 def main(argv: list[str]) -> int:
+    from benchmarks._stored import int_args, worst_first, write_results
     from models.ini import INIParams, solve
 
-    visits = int(argv[0]) if argv else 150_000
-    seed = int(argv[1]) if len(argv) > 1 else 7
-    n_pts = int(argv[2]) if len(argv) > 2 else 12
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(here)
-    refs = json.load(open(os.path.join(root, "validation", "data", "domain", "ini.json")))
-    rows = [r for r in refs["rows"] if not r.get("saturated") and not r.get("error")]
-    warnings.simplefilter("ignore")
-    scored = []
-    for r in rows:
+    visits, seed, n_pts = int_args(argv, (150_000, 7, 12))
+
+    def model(r: dict) -> tuple[float, float]:
         m = solve(INIParams(**{f: r[f] for f in FIELDS}))
-        scored.append((abs(float(m.R) / r["R"] - 1.0), float(m.R), float(m.R_o), r))
-    scored.sort(key=lambda x: -x[0])
+        return float(m.R), float(m.R_o)
+
+    scored = [(e, m[0], m[1], r) for e, m, r in worst_first("ini", lambda r: True, model)]
     worst = scored[:n_pts]
     others = random.Random(seed).sample(scored[n_pts:], n_pts)
     out = []
@@ -246,10 +238,7 @@ def main(argv: list[str]) -> int:
         print(f"{tag}: mean |R_o error| against the bundled simulator: model "
               f"{mean_abs('model_R_o', tag):.1f}%, "
               + ", ".join(f"{m} {mean_abs(m + '_R_o', tag):.1f}%" for m in MACHINES))
-    path = os.path.join(here, "results", "ini_latency_bursts.json")
-    with open(path, "w") as fh:
-        json.dump({"visits": visits, "seed": seed, "rows": out}, fh, indent=1)
-    print(f"written {os.path.relpath(path, root)}")
+    write_results("ini_latency_bursts.json", {"visits": visits, "seed": seed, "rows": out})
     return 0
 
 

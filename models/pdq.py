@@ -470,6 +470,25 @@ def _survivals(cs2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 _LAGUERRE = np.polynomial.laguerre.laggauss(16)
 
 
+@functools.lru_cache(maxsize=256)
+def _drain_grid(cs2: float, lam_s: float) -> tuple[np.ndarray, ...]:
+    """``(t, F^c(t), G^c(t) - G^c(t + T), F^c(t + T), weights)`` of the drain's integrals.
+
+    ``T`` at the Gauss-Laguerre nodes of the free period (rate ``lam_s``),
+    columns; computed once per ``(cs2, lam_s)``, not at every step of the
+    fixed point (:func:`_drain_moments`, :func:`_lane_drain_moments`).
+    """
+    t, Fc, Gc = _survivals(cs2)
+    x = t[:, None]
+    z, w = _LAGUERRE
+    T = (z / max(lam_s, 1e-300))[None, :]
+
+    def sf(arr: np.ndarray, at: np.ndarray) -> np.ndarray:
+        return np.interp(at, t, arr, right=0.0)
+
+    return t, Fc, sf(Gc, x) - sf(Gc, x + T), sf(Fc, x + T), w[None, :]
+
+
 def _drain_moments(cs2: float, lam_o: float, lam_s: float, nu: float, nu_b: float,
                    v: float) -> tuple[float, float]:
     """First two moments of the drain of a sequential handler (mean-1 units).
@@ -489,18 +508,131 @@ def _drain_moments(cs2: float, lam_o: float, lam_s: float, nu: float, nu_b: floa
     previous sequential handler (geometric, mean ``nu_b``, fresh):
     ``P(D <= x) = 1 / (1 + nu_b F^c(x))``.  Rates are per mean handler time.
     """
-    t, Fc, Gc = _survivals(float(cs2))
-    x = t[:, None]
-    z, w = _LAGUERRE
-    T = (z / max(lam_s, 1e-300))[None, :]
-
-    def sf(arr: np.ndarray, at: np.ndarray) -> np.ndarray:
-        return np.interp(at, t, arr, right=0.0)
-
-    expo = lam_o * (sf(Gc, x) - sf(Gc, x + T))
-    cdf_free = (np.exp(-expo) / (1.0 + nu * sf(Fc, x + T)) * w[None, :]).sum(axis=1)
+    t, Fc, dG, FcT, w = _drain_grid(float(cs2), float(lam_s))
+    cdf_free = (np.exp(-lam_o * dG) / (1.0 + nu * FcT) * w).sum(axis=1)
     cdf_blk = 1.0 / (1.0 + nu_b * Fc)
     tail = np.clip(1.0 - ((1.0 - v) * cdf_free + v * cdf_blk), 0.0, 1.0)
+    return float(np.trapezoid(tail, t)), float(np.trapezoid(2.0 * t * tail, t))
+
+
+def _handler_lst(cs2: float, theta: np.ndarray) -> tuple[np.ndarray, float]:
+    """Laplace-Stieltjes transform at ``theta`` and second moment of the handler time (mean 1).
+
+    The simulator's two-moment family, as in :func:`_survivals`.
+    """
+    theta = np.asarray(theta, float)
+    if cs2 > 1.0:
+        p1 = 0.5 * (1.0 + np.sqrt((cs2 - 1.0) / (cs2 + 1.0)))
+        mu1, mu2 = 2.0 * p1, 2.0 * (1.0 - p1)
+        return (p1 * mu1 / (mu1 + theta) + (1.0 - p1) * mu2 / (mu2 + theta),
+                2.0 * p1 / mu1 ** 2 + 2.0 * (1.0 - p1) / mu2 ** 2)
+    order = 0 if cs2 < 1e-3 else max(1, round(1.0 / cs2))
+    if order == 0:
+        return np.exp(-theta), 1.0
+    return (order / (order + theta)) ** order, 1.0 + 1.0 / order
+
+
+#: smallest rate of sequential arrivals per mean handler time :func:`_lane_workload` uses
+LANE_MIN_RATE = 1e-4
+
+
+def _lane_workload(lam: np.ndarray, q: float, tb: float, cs2: float
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Work of a key's handlers when a sequential handler arrives in a free period (mean-1 units).
+
+    Between sequential episodes a key's handlers run one at a time in arrival
+    order, an M/G/1 queue of arrival rate ``lam`` (per mean handler time).
+    It starts, when the last episode ends, with the batch held back by it
+    (Poisson arrivals over a window exponential of mean ``tb``), and the next
+    sequential handler arrives an exponential time of rate ``q`` later.  The
+    key's work then, :math:`V`, has the transform of the M/G/1 workload at an
+    exponential time (Takacs' virtual waiting time; checked against Monte
+    Carlo in ``tests/models/test_pdq.py``): with the Laplace exponent
+    :math:`\phi(\theta) = \theta - \lambda (1 - \tilde B(\theta))` and
+    :math:`\eta` the root of :math:`\phi(\eta) = q`,
+
+    .. math::
+
+        E[e^{-\theta V}] = q\,\frac{E[e^{-\theta w}] - (\theta/\eta) E[e^{-\eta w}]}
+                               {q - \phi(\theta)}, \qquad
+        E[e^{-\theta w}] = \frac{1}{1 + t_b \lambda (1 - \tilde B(\theta))}
+
+    for the starting batch :math:`w`, whence (``rho = lam``)
+
+    .. math::
+
+        E[V] = \frac{\beta}{\eta} + \lambda t_b + \frac{\lambda - 1}{q}, \qquad
+        P(V = 0) = \frac{q}{\eta} \beta, \qquad \beta = E[e^{-\eta w}],
+
+    and the second moment from the second derivative at 0.  Returns
+    ``(E[V], E[V^2], P(V = 0))`` per rate in ``lam`` (each below 1).  The
+    terms cancel as :math:`1/q^2` for rare sequential handlers, so ``q`` is
+    taken at least :data:`LANE_MIN_RATE`: a free period of more than
+    :math:`10^4` handler times leaves the key's work about stationary (at
+    that rate the mean is 0.13% below Pollaczek-Khinchine's at load 0.5,
+    ``cs2 = 4``).
+    """
+    lam = np.asarray(lam, float)
+    q = max(float(q), LANE_MIN_RATE)
+    rho = np.minimum(lam, 1.0 - 1e-12)
+    # Newton from the upper bound q / (1 - rho) (phi is convex: monotone convergence)
+    eta = q / (1.0 - rho)
+    for _ in range(60):
+        B, _m2 = _handler_lst(cs2, eta)
+        h = 1e-7 * eta
+        dB = (_handler_lst(cs2, eta + h)[0] - _handler_lst(cs2, eta - h)[0]) / (2.0 * h)
+        f = eta - lam * (1.0 - B) - q
+        step = f / (1.0 + lam * dB)
+        eta = eta - step
+        if np.all(np.abs(step) <= 1e-13 * eta):
+            break
+    B, m2 = _handler_lst(cs2, eta)
+    beta = 1.0 / (1.0 + tb * lam * (1.0 - B))
+    EV = beta / eta + lam * tb + (lam - 1.0) / q
+    EV2 = (2.0 * beta * q * (lam - 1.0) + eta * lam * q * q * tb * (2.0 * lam * tb + m2)
+           + eta * lam * q * (2.0 * tb * (lam - 1.0) + m2)
+           + 2.0 * eta * (lam - 1.0) ** 2) / (eta * q * q)
+    return np.maximum(EV, 0.0), np.maximum(EV2, 0.0), np.clip(q / eta * beta, 0.0, 1.0)
+
+
+def _atom_gamma_cdf(x: np.ndarray, mean: float, m2: float, atom: float) -> np.ndarray:
+    """Distribution function with an atom at 0 and a gamma part matching ``mean`` and ``m2``."""
+    from scipy.special import gammainc
+
+    atom = min(max(atom, 0.0), 1.0)
+    if mean <= 1e-12 or atom >= 1.0 - 1e-12:
+        return np.ones_like(x)
+    c1, c2 = mean / (1.0 - atom), m2 / (1.0 - atom)
+    var = max(c2 - c1 * c1, 1e-6 * c1 * c1)
+    return atom + (1.0 - atom) * gammainc(c1 * c1 / var, np.maximum(x, 0.0) * c1 / var)
+
+
+def _lane_drain_moments(cs2: float, lam_top: float, lam_rest: float, lam_s: float, tb: float,
+                        v: float) -> tuple[float, float]:
+    r"""First two moments of the drain with the busiest key as a lane (mean-1 units).
+
+    As :func:`_drain_moments`, but the handlers of the busiest key (rate
+    ``lam_top``) run one after another: in a free period its work is
+    :func:`_lane_workload`; after an episode (probability ``v``) it is the
+    batch held back, a compound Poisson sum over a window exponential of
+    mean ``tb`` (mean :math:`\lambda t_b`, second moment :math:`t_b
+    \lambda m_2 + 2 t_b^2 \lambda^2`, none with probability
+    :math:`1/(1 + \lambda t_b)`).  Each is taken as an atom at 0 and a
+    gamma part with these moments, and the drain is the later of the key's
+    work and the other handlers (rate ``lam_rest``, in parallel as in
+    :func:`_drain_moments`), independent.
+    """
+    t, Fc, dG, FcT, w = _drain_grid(float(cs2), float(lam_s))
+    nu = lam_rest * tb
+    F_free = (np.exp(-lam_rest * dG) / (1.0 + nu * FcT) * w).sum(axis=1)
+    F_blk = 1.0 / (1.0 + nu * Fc)
+    if lam_top > 0.0:
+        EV, EV2, a0 = (float(u[0]) for u in _lane_workload(np.array([lam_top]), lam_s, tb, cs2))
+        F_free = F_free * _atom_gamma_cdf(t, EV, EV2, a0)
+        m2 = float(_handler_lst(cs2, np.zeros(1))[1])
+        F_blk = F_blk * _atom_gamma_cdf(t, lam_top * tb, tb * lam_top * m2
+                                        + 2.0 * (tb * lam_top) ** 2, 1.0 / (1.0 + lam_top * tb))
+    tail = np.clip(1.0 - ((1.0 - v) * F_free + v * F_blk), 0.0, 1.0)
     return float(np.trapezoid(tail, t)), float(np.trapezoid(2.0 * t * tail, t))
 
 
@@ -1317,7 +1449,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     lam_p = lam_k + lam_n
     phi = lam_k / lam_p if lam_p > 0 else 0.0
     m = np.arange(_KEYED_MMAX + 1, dtype=float)
-    Wp, C, v, varD, drain, nu = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    Wp, C, v, varD, drain, nu, held = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     out: dict[str, Any] = {"sat": "", "conv": False}
     if lam * S >= k:
         out["sat"] = "processors"
@@ -1389,14 +1521,20 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         held = Rs / (1.0 + lam_s * Rs)
         nu = lam * (1.0 - fs) * held
         if lam_s > 0:
-            m1_, m2_ = _drain_moments(float(cs2), lam * (1.0 - fs) * S, lam_s * S, nu, nu, v)
+            # the drain with the busiest key's handlers one after another (its work
+            # since the last episode, or the batch held back), the others in parallel
+            top = float(lam_i.max(initial=0.0))
+            m1_, m2_ = _lane_drain_moments(float(cs2), top * S, (lam * (1.0 - fs) - top) * S,
+                                           lam_s * S, held / S, v)
             drain, varD = S * m1_, S * S * (m2_ - m1_ * m1_)
-        # besides the drain, the handlers ahead that have not started are worked
-        # off: a key's waiting ones one after another, the pool queue on all
-        # processors (the held-back batch is in the drain, as if unkeyed)
-        backlog = lam_i * Wkey
-        clear = drain + max(float(backlog.max(initial=0.0)) * S,
-                            (float(np.sum(lam_i * Wkey)) + Lq) * S / k)
+            # all in parallel (as if unkeyed), for the processors' bound below
+            dpar = S * _drain_moments(float(cs2), lam * (1.0 - fs) * S, lam_s * S, nu, nu, v)[0]
+        else:
+            dpar = 0.0
+        # where the processors bind, the handlers ahead that have not started (the
+        # keys' waiting ones and the pool queue) are worked off on all processors
+        # after the parallel drain
+        clear = max(drain, dpar + (float(np.sum(lam_i * Wkey)) + Lq) * S / k)
         v_new = lam_s * (clear + S + first)
         done = abs(Wp_new - Wp) <= 1e-10 * (S + Wp) and abs(clear - C) <= 1e-10 * (S + C)
         om = 0.5
@@ -1421,6 +1559,20 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     B1 = drain + S + first
     Wres_o = Wres + _backlog_wait(lam_s, B1 * B1 + cs2 * S * S + varD, v,
                                   lam * (1.0 - fs) * Sq / k)
+    if lam_s > 0 and lam_i.size:
+        # a keyed handler arriving in a free period (1 - v) waits for its key's work
+        # since the last episode, not the stationary wait: the key's M/G/1 wait Wkey
+        # scaled by the ratio of the two workloads (_lane_workload, and Pollaczek-
+        # Khinchine's lambda E[S^2] / (2 (1 - rho)), 1 without sequential handlers);
+        # one held back (v) waits for the key's handlers held back before it, about
+        # its held window's worth (the episodes' own wait is in Wres_o)
+        uniq, inv = np.unique(lam_i, return_inverse=True)
+        m2 = float(_handler_lst(float(cs2), np.zeros(1))[1])
+        rho_u = np.minimum(uniq * S, 1.0 - 1e-12)
+        stat = rho_u * m2 / (2.0 * (1.0 - rho_u))
+        EVf = _lane_workload(uniq * S, lam_s * S, held / S, float(cs2))[0]
+        ratio = np.where(stat > 0.0, EVf / np.maximum(stat, 1e-300), 1.0)[inv]
+        Ri = Ri - Wkey + (1.0 - v) * Wkey * ratio + v * lam_i * held * S
     R_k = float(np.sum(p * Ri))
     R = fk * (R_k + Wres_o) + fn * (Wp + S + first + Wres_o) \
         + fs * (Wp + Wres + C + S + first)
@@ -2055,10 +2207,18 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     and an ordinary one also for the backlog the episode's lost capacity
     ``B = drain + S`` leaves, worked off at the spare rate: ``lambda_s E[B^2]
     / 2 / (1 - v) * rho_o / (1 - rho_o)``, ``rho_o = lambda (1 - f_seq) S /
-    k``; the spin-lock discipline likewise); the drain is the longest remaining time of the handlers started since the
-    last episode (those arriving since, and the batch it held back, taken
-    geometric), with the simulator's handler-time family (deterministic,
-    Erlang, exponential, balanced H2); exact for one key without nosync handlers
+    k``; the spin-lock discipline likewise); the drain is the later of the
+    busiest key's work -- its handlers one after another, the M/G/1 workload
+    at the sequential arrival, an exponential time after the last episode
+    left it the batch it held back (Takacs' transform, :func:`_lane_workload`),
+    or that batch alone after an episode -- and the longest remaining time of
+    the other handlers started since the last episode (those arriving since,
+    and the batch it held back, taken geometric), with the simulator's
+    handler-time family (deterministic, Erlang, exponential, balanced H2); a
+    keyed handler arriving between episodes waits for its key's work since
+    the last episode (its M/G/1 wait scaled by that workload over the
+    stationary one), one held back for its key's handlers held back before
+    it, ``lambda_i`` times the held window; exact for one key without nosync handlers
     (with or without sequential ones), for one processor and for no more
     keys than processors; see ``docs/models/pdq.rst`` for the equations and
     the measured accuracy.  *Exact chain* (``method="ctmc"``): the CTMC of the

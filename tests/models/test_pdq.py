@@ -1029,3 +1029,64 @@ def test_keyed_reports_its_episode_queue(n_keys, cs2):
     assert r["R_seq"] >= E1
     none = _keyed_point(16.0, lam, 77.8, cs2, key_probabilities(n_keys, 0.988), 0.0, 0.0014)
     assert none["episode"] is None and none["R_seq"] is None
+
+
+def _lane_monte_carlo(lam, q, tb, cs2, n=40_000, seed=5):
+    # M/G/1 workload at an Exp(q) time, started with a compound-Poisson batch over an
+    # Exp(mean tb) window: Lindley's recursion, sample by sample
+    import random
+
+    from validation.sim.dists import Dist
+
+    rng = random.Random(seed)
+    draw = Dist.from_cs2(1.0, cs2).sampler(rng)
+    V = np.empty(n)
+    for j in range(n):
+        T = rng.expovariate(q)
+        tau = rng.expovariate(1.0 / tb) if tb > 0 else 0.0
+        w = 0.0
+        t = rng.expovariate(lam)
+        while t < tau:                       # the batch held back over the window
+            w += draw()
+            t += rng.expovariate(lam)
+        now = 0.0
+        t = rng.expovariate(lam)
+        while t < T:                         # arrivals of the free period
+            w = max(w - (t - now), 0.0) + draw()
+            now = t
+            t += rng.expovariate(lam)
+        V[j] = max(w - (T - now), 0.0)
+    return V
+
+
+@pytest.mark.parametrize("lam,q,tb,cs2", [(0.5, 0.2, 3.0, 4.0), (0.3, 0.05, 0.0, 1.0),
+                                          (0.7, 0.5, 8.0, 0.5)])
+def test_lane_workload_against_monte_carlo(lam, q, tb, cs2):
+    from models.pdq import _lane_workload
+
+    EV, EV2, p0 = (float(x[0]) for x in _lane_workload(np.array([lam]), q, tb, cs2))
+    V = _lane_monte_carlo(lam, q, tb, cs2)
+    se = V.std() / np.sqrt(V.size)
+    assert abs(EV - V.mean()) <= 4 * se
+    assert p0 == pytest.approx(float(np.mean(V == 0.0)), abs=0.012)
+    se2 = (V ** 2).std() / np.sqrt(V.size)
+    assert abs(EV2 - float(np.mean(V ** 2))) <= 4 * se2
+
+
+def test_lane_workload_limits():
+    from models.pdq import _lane_workload
+
+    # a long free period and no batch: the stationary M/G/1 workload (Pollaczek-Khinchine,
+    # mean lambda E[S^2] / (2 (1 - rho)), idle with probability 1 - rho); rates below
+    # LANE_MIN_RATE are taken at it (the terms cancel as 1/q^2), so 1e-9 gives 1e-4's
+    EV, EV2, p0 = _lane_workload(np.array([0.5]), 1e-4, 0.0, 4.0)
+    assert float(EV[0]) == pytest.approx(0.5 * 5.0 / (2 * 0.5), rel=2e-3)
+    assert float(p0[0]) == pytest.approx(0.5, rel=1e-3)
+    tiny = _lane_workload(np.array([0.5]), 1e-9, 0.0, 4.0)
+    assert float(tiny[0][0]) == float(EV[0]) and float(tiny[1][0]) == float(EV2[0]) > 0.0
+    # a short free period after a batch: the batch, less the time served
+    EV, _, _ = _lane_workload(np.array([0.2]), 50.0, 10.0, 1.0)
+    assert float(EV[0]) == pytest.approx(0.2 * 10.0, rel=0.02)
+    # more load, a longer batch window: more work (vectorised over keys)
+    EV, _, _ = _lane_workload(np.array([0.1, 0.3, 0.6]), 0.3, 2.0, 2.0)
+    assert np.all(np.diff(EV) > 0)

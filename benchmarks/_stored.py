@@ -1,0 +1,50 @@
+"""Shared by the diagnosis benchmarks: their arguments and the stored references' worst points."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Sequence
+
+
+def int_args(argv: Sequence[str], defaults: Sequence[int]) -> list[int]:
+    """Positional integer arguments, ``defaults`` where absent.
+
+    >>> int_args(["5"], (1, 2, 3))
+    [5, 2, 3]
+    """
+    return [int(argv[j]) if len(argv) > j else d for j, d in enumerate(defaults)]
+
+
+def worst_first(family: str, keep: Callable[[dict[str, Any]], bool],
+                model: Callable[[dict[str, Any]], Any]) -> list[tuple[float, Any, dict[str, Any]]]:
+    """``(|R error|, model(row), row)`` of the stored references of ``family``, worst first.
+
+    Rows the simulator saturated or failed at, or that ``keep`` rejects, are
+    left out; ``model(row)`` returns the model's answer, whose ``R`` (or its
+    first element) is compared with the row's.
+    """
+    from validation.domain import load_references
+
+    warnings.simplefilter("ignore")
+    out = []
+    for r in load_references(family)["rows"]:
+        if r.get("saturated") or r.get("error") or not keep(r):
+            continue
+        m = model(r)
+        R = float(m[0] if isinstance(m, tuple) else m)
+        out.append((abs(R / r["R"] - 1.0), m, r))
+    out.sort(key=lambda x: -x[0])
+    return out
+
+
+def write_results(name: str, payload: dict[str, Any]) -> str:
+    """Write ``payload`` as ``benchmarks/results/<name>`` (JSON) and say so; the path."""
+    import json
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "results", name)
+    with open(path, "w") as fh:
+        json.dump(payload, fh, indent=1)
+    print(f"written {os.path.relpath(path, os.path.dirname(here))}")
+    return path
