@@ -1377,6 +1377,53 @@ def _backlog_wait(lam_s: float, EB2: float, v: float, rho_o: float) -> float:
     return lam_s * EB2 / 2.0 / (1.0 - v) * rho_o / (1.0 - rho_o)
 
 
+def _batch_backlog_wait(lam_s: float, nu: float, v: float, k: float, S: float,
+                        rho_o: float) -> float:
+    r"""Mean wait of an ordinary handler for the processors behind the batch an episode releases.
+
+    When a sequential handler ends, nothing runs and the ``N`` handlers held
+    back behind it (geometric, mean ``nu``: :math:`P(N = n) = (1 - p) p^n`,
+    :math:`p = \nu / (1 + \nu)`) become eligible at once on ``k`` free
+    processors.  The member in place ``j`` waits for :math:`(j - k)^+` of
+    the members ahead to be served ``k`` at a time, :math:`(j - k)^+ S / k`;
+    over the members, :math:`E[\sum_j (j - k)^+] / E[N] = p^k (1 + \nu)`,
+    and an arrival is such a member with probability ``v`` (it arrived
+    during an episode).  The ``W_0 = (N - k)^+`` members left over are
+    worked off at the spare rate :math:`(k / S)(1 - \rho_o)` while new
+    arrivals queue behind them: a fluid area of :math:`\lambda_o W_0^2
+    S^2 / (2 k^2 (1 - \rho_o))` per episode, with :math:`E[W_0^2] =
+    p^{k+1} (1 + p) / (1 - p)^2`.  Together
+
+    .. math::
+
+        W_b = v \frac{S}{k} p^k (1 + \nu)
+              + \lambda_s \frac{S^2}{2 k^2 (1 - \rho_o)}
+                \frac{p^{k+1} (1 + p)}{(1 - p)^2}.
+
+    It replaces the fluid area of the whole lost capacity
+    (:func:`_backlog_wait`, still the multiplexed processors', which are not
+    free when an episode ends), which let
+    every held handler wait as if the processors were its bottleneck even
+    when the batch fits on them, and overestimated the ordinary handlers by
+    25-35% where the episodes themselves were right
+    (``benchmarks/pdq_episodes.py``, ``docs/models/pdq.rst``).
+
+    Examples
+    --------
+    >>> _batch_backlog_wait(0.01, 0.0, 0.5, 4, 10.0, 0.3)       # no batch: no wait
+    0.0
+    >>> round(_batch_backlog_wait(0.01, 2.0, 0.5, 1, 10.0, 0.3), 6)   # one processor
+    14.761905
+    """
+    if lam_s <= 0.0 or nu <= 0.0:
+        return 0.0
+    p = nu / (1.0 + nu)
+    pk = p ** max(k, 1.0)
+    rho_o = min(rho_o, 1.0 - 1e-12)
+    return (v * (S / k) * pk * (1.0 + nu)
+            + lam_s * S * S / (2.0 * k * k * (1.0 - rho_o)) * pk * p * (1.0 + p) / (1.0 - p) ** 2)
+
+
 def _batch_interrupts(k: int, nu: float, theta: float) -> float:
     """Mean number of interrupts by the batch a sequential episode released (multiplexed).
 
@@ -1550,15 +1597,18 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     # an arrival waits until the sequential episodes in progress and queued
     # end: the M/G/1 wait lambda_s E[E^2] / 2 / (1 - v), v = lambda_s E[E]
     Wres = lam_s * E2 / 2.0 / (1.0 - v)
-    # an ordinary handler also waits for the backlog an episode leaves: the
-    # processors lose capacity during the drain and the sequential handler
-    # (B = drain + S, not the clearing of the handlers ahead, which keeps them
-    # busy); the handlers held back meanwhile (lambda_o B) are worked off at
-    # the spare rate k / S - lambda_o, a fluid area lambda_o E[B^2] rho_o /
-    # (2 (1 - rho_o)) per episode beyond the residual above
-    B1 = drain + S + first
-    Wres_o = Wres + _backlog_wait(lam_s, B1 * B1 + cs2 * S * S + varD, v,
-                                  lam * (1.0 - fs) * Sq / k)
+    # an ordinary handler also waits for the processors behind the batch an
+    # episode releases onto k free processors (a member of it, or an arrival
+    # queued behind what is left of it); multiplexed processors are not free
+    # when an episode ends (they compute, and each handler beyond the one the
+    # sequential handler frees interrupts one), so there the episode's lost
+    # capacity B = drain + S is worked off at the spare rate (_backlog_wait)
+    if first:
+        B1 = drain + S + first
+        Wres_o = Wres + _backlog_wait(lam_s, B1 * B1 + cs2 * S * S + varD, v,
+                                      lam * (1.0 - fs) * Sq / k)
+    else:
+        Wres_o = Wres + _batch_backlog_wait(lam_s, nu, v, k, Sq, lam * (1.0 - fs) * Sq / k)
     if lam_s > 0 and lam_i.size:
         # a keyed handler arriving in a free period (1 - v) waits for its key's work
         # since the last episode, not the stationary wait: the key's M/G/1 wait Wkey
@@ -1702,9 +1752,12 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
     E1 = C + S
     E2 = E1 * E1 + V + varD + max(C - drain, 0.0) ** 2
     Wres = lam_s * E2 / 2.0 / (1.0 - v) if lam_s > 0.0 else 0.0
-    # the backlog an episode's lost capacity (drain and sequential handler) leaves,
-    # as in the key-aware shared queue (_keyed_point)
-    Wres_o = Wres + _backlog_wait(lam_s, (drain + S) ** 2 + V + varD, v, lam_o * Sb / k)
+    # the processors behind the batch an episode releases (held back during the
+    # sequential handler's response Rs, geometric), as in the key-aware shared queue
+    # (_keyed_point): the sequential handler ran alone, so the k processors are free
+    Rs = Wres + C + S
+    nu = lam_o * Rs / (1.0 + lam_s * Rs)
+    Wres_o = Wres + _batch_backlog_wait(lam_s, nu, v, k, Sb, lam_o * Sb / k)
     R = fk * (Wp + float(np.sum(p * hold)) + Wres_o) + fn * (Wp + S + Wres_o) \
         + fs * (Wp + Wres + C + S)
     busy = lam_k * float(np.sum(p * hold)) + (lam_n + lam_s) * S
@@ -2204,10 +2257,13 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     queue -- empties, then one handler runs alone) that block every later
     arrival.  The episodes are the customers of an M/G/1 queue (every
     arrival waits ``lambda_s E[E^2] / 2 / (1 - v)``, ``v = lambda_s E[E]``,
-    and an ordinary one also for the backlog the episode's lost capacity
-    ``B = drain + S`` leaves, worked off at the spare rate: ``lambda_s E[B^2]
-    / 2 / (1 - v) * rho_o / (1 - rho_o)``, ``rho_o = lambda (1 - f_seq) S /
-    k``; the spin-lock discipline likewise); the drain is the later of the
+    and an ordinary one also for the processors behind the batch an episode
+    releases onto ``k`` free processors (:func:`_batch_backlog_wait`, the
+    spin-lock discipline likewise; multiplexed processors, which are not free
+    when an episode ends, for the backlog the episode's lost capacity ``B =
+    drain + S`` leaves, worked off at the spare rate: ``lambda_s E[B^2] / 2 /
+    (1 - v) * rho_o / (1 - rho_o)``, ``rho_o = lambda (1 - f_seq) S / k``);
+    the drain is the later of the
     busiest key's work -- its handlers one after another, the M/G/1 workload
     at the sequential arrival, an exponential time after the last episode
     left it the batch it held back (Takacs' transform, :func:`_lane_workload`),

@@ -1090,3 +1090,28 @@ def test_lane_workload_limits():
     # more load, a longer batch window: more work (vectorised over keys)
     EV, _, _ = _lane_workload(np.array([0.1, 0.3, 0.6]), 0.3, 2.0, 2.0)
     assert np.all(np.diff(EV) > 0)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5])
+@pytest.mark.parametrize("nu", [0.5, 3.0, 12.0])
+def test_batch_backlog_wait_sums(k, nu):
+    # the closed forms against the geometric batch's sums, term by term
+    from models.pdq import _batch_backlog_wait
+
+    p = nu / (1.0 + nu)
+    n = np.arange(0, 4000)
+    pn = (1.0 - p) * p ** n
+    members = float(np.sum(pn * np.maximum(n - k, 0) * (np.maximum(n - k, 0) + 1) / 2.0))
+    left2 = float(np.sum(pn * np.maximum(n - k, 0) ** 2))
+    lam_s, v, S, rho = 0.002, 0.4, 50.0, 0.35
+    want = v * S / k * members / nu + lam_s * S * S / (2.0 * k * k * (1.0 - rho)) * left2
+    assert _batch_backlog_wait(lam_s, nu, v, k, S, rho) == pytest.approx(want, rel=1e-9)
+
+
+def test_batch_backlog_wait_monotone():
+    from models.pdq import _batch_backlog_wait
+
+    w = [_batch_backlog_wait(0.002, nu, 0.4, 4, 50.0, 0.35) for nu in (0.0, 1.0, 4.0, 16.0)]
+    assert w[0] == 0.0 and all(b > a for a, b in zip(w, w[1:]))        # a bigger batch
+    w = [_batch_backlog_wait(0.002, 4.0, 0.4, k, 50.0, 0.35) for k in (1, 2, 4, 8)]
+    assert all(b < a for a, b in zip(w, w[1:]))                          # more processors
