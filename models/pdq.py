@@ -437,26 +437,40 @@ def _harmonic(m: np.ndarray) -> np.ndarray:
 _GRID = np.linspace(0.0, 1.0, 1_201) ** 2
 
 
+def _handler_family(cs2: float) -> tuple[str, float]:
+    """The simulator's two-moment family of a mean-1 handler time with ``cs2``.
+
+    ``("h2", p1)``: balanced-means two-phase hyperexponential above 1 (phase
+    probability ``p1``, rates ``2 p1`` and ``2 (1 - p1)``); ``("erlang",
+    order)``: Erlang of order ``round(1 / cs2)`` from 0.001 to 1 (exponential
+    at 1); ``("det", 0)``: constant below 0.001.
+    """
+    if cs2 > 1.0:
+        return "h2", float(0.5 * (1.0 + np.sqrt((cs2 - 1.0) / (cs2 + 1.0))))
+    if cs2 < 1e-3:
+        return "det", 0.0
+    return "erlang", float(max(1, round(1.0 / cs2)))
+
+
 @functools.lru_cache(maxsize=256)
 def _survivals(cs2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Grid ``t`` (mean-1 units) with the handler time's survival ``F^c(t)`` and
     its equilibrium residual's survival ``G^c(t) = int_t^inf F^c(u) du``.
 
-    The family is the simulator's two-moment fit (deterministic at 0, Erlang
-    of order ``round(1 / cs2)`` below 1, exponential at 1, balanced-means
-    two-phase hyperexponential above).
+    The family is the simulator's two-moment fit (:func:`_handler_family`).
     """
     from scipy.stats import gamma
 
-    if cs2 > 1.0:
-        p1 = 0.5 * (1.0 + np.sqrt((cs2 - 1.0) / (cs2 + 1.0)))
+    kind, par = _handler_family(cs2)
+    if kind == "h2":
+        p1 = par
         probs, means = np.array([p1, 1.0 - p1]), np.array([0.5 / p1, 0.5 / (1.0 - p1)])
         t = 50.0 * means.max() * _GRID
         e = np.exp(-t[:, None] / means[None, :])
         return t, (probs * e).sum(axis=1), (probs * means * e).sum(axis=1)
     # (an Erlang of order above 1000 is taken constant: cs2 < 0.001)
-    order = 0 if cs2 < 1e-3 else max(1, round(1.0 / cs2))
-    if order == 0:
+    order = int(par)
+    if kind == "det":
         t = np.append(_GRID, 1.0)                 # the step at 1: two points
         Fc = np.ones_like(t)
         Fc[-1] = 0.0
@@ -515,21 +529,29 @@ def _drain_moments(cs2: float, lam_o: float, lam_s: float, nu: float, nu_b: floa
     return float(np.trapezoid(tail, t)), float(np.trapezoid(2.0 * t * tail, t))
 
 
-def _handler_lst(cs2: float, theta: np.ndarray) -> tuple[np.ndarray, float]:
-    """Laplace-Stieltjes transform at ``theta`` and second moment of the handler time (mean 1).
+def _handler_lst(cs2: float, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Laplace-Stieltjes transform of the handler time (mean 1) at ``theta``, and its derivative.
 
-    The simulator's two-moment family, as in :func:`_survivals`.
+    The family of :func:`_handler_family`.
     """
     theta = np.asarray(theta, float)
-    if cs2 > 1.0:
-        p1 = 0.5 * (1.0 + np.sqrt((cs2 - 1.0) / (cs2 + 1.0)))
-        mu1, mu2 = 2.0 * p1, 2.0 * (1.0 - p1)
-        return (p1 * mu1 / (mu1 + theta) + (1.0 - p1) * mu2 / (mu2 + theta),
-                2.0 * p1 / mu1 ** 2 + 2.0 * (1.0 - p1) / mu2 ** 2)
-    order = 0 if cs2 < 1e-3 else max(1, round(1.0 / cs2))
-    if order == 0:
-        return np.exp(-theta), 1.0
-    return (order / (order + theta)) ** order, 1.0 + 1.0 / order
+    kind, par = _handler_family(cs2)
+    if kind == "h2":
+        mu1, mu2 = 2.0 * par, 2.0 * (1.0 - par)
+        return (par * mu1 / (mu1 + theta) + (1.0 - par) * mu2 / (mu2 + theta),
+                -par * mu1 / (mu1 + theta) ** 2 - (1.0 - par) * mu2 / (mu2 + theta) ** 2)
+    if kind == "det":
+        return np.exp(-theta), -np.exp(-theta)
+    B = (par / (par + theta)) ** par
+    return B, -B * par / (par + theta)
+
+
+def _handler_m2(cs2: float) -> float:
+    """Second moment of the handler time (mean 1), of the family of :func:`_handler_family`."""
+    kind, par = _handler_family(cs2)
+    if kind == "h2":
+        return 1.0 / (2.0 * par) + 1.0 / (2.0 * (1.0 - par))
+    return 1.0 if kind == "det" else 1.0 + 1.0 / par
 
 
 #: smallest rate of sequential arrivals per mean handler time :func:`_lane_workload` uses
@@ -578,15 +600,13 @@ def _lane_workload(lam: np.ndarray, q: float, tb: float, cs2: float
     # Newton from the upper bound q / (1 - rho) (phi is convex: monotone convergence)
     eta = q / (1.0 - rho)
     for _ in range(60):
-        B, _m2 = _handler_lst(cs2, eta)
-        h = 1e-7 * eta
-        dB = (_handler_lst(cs2, eta + h)[0] - _handler_lst(cs2, eta - h)[0]) / (2.0 * h)
-        f = eta - lam * (1.0 - B) - q
-        step = f / (1.0 + lam * dB)
+        B, dB = _handler_lst(cs2, eta)
+        step = (eta - lam * (1.0 - B) - q) / (1.0 + lam * dB)
         eta = eta - step
         if np.all(np.abs(step) <= 1e-13 * eta):
             break
-    B, m2 = _handler_lst(cs2, eta)
+    B = _handler_lst(cs2, eta)[0]
+    m2 = _handler_m2(cs2)
     beta = 1.0 / (1.0 + tb * lam * (1.0 - B))
     EV = beta / eta + lam * tb + (lam - 1.0) / q
     EV2 = (2.0 * beta * q * (lam - 1.0) + eta * lam * q * q * tb * (2.0 * lam * tb + m2)
@@ -629,7 +649,7 @@ def _lane_drain_moments(cs2: float, lam_top: float, lam_rest: float, lam_s: floa
     if lam_top > 0.0:
         EV, EV2, a0 = (float(u[0]) for u in _lane_workload(np.array([lam_top]), lam_s, tb, cs2))
         F_free = F_free * _atom_gamma_cdf(t, EV, EV2, a0)
-        m2 = float(_handler_lst(cs2, np.zeros(1))[1])
+        m2 = _handler_m2(cs2)
         F_blk = F_blk * _atom_gamma_cdf(t, lam_top * tb, tb * lam_top * m2
                                         + 2.0 * (tb * lam_top) ** 2, 1.0 / (1.0 + lam_top * tb))
     tail = np.clip(1.0 - ((1.0 - v) * F_free + v * F_blk), 0.0, 1.0)
@@ -1617,7 +1637,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         # one held back (v) waits for the key's handlers held back before it, about
         # its held window's worth (the episodes' own wait is in Wres_o)
         uniq, inv = np.unique(lam_i, return_inverse=True)
-        m2 = float(_handler_lst(float(cs2), np.zeros(1))[1])
+        m2 = _handler_m2(float(cs2))
         rho_u = np.minimum(uniq * S, 1.0 - 1e-12)
         stat = rho_u * m2 / (2.0 * (1.0 - rho_u))
         EVf = _lane_workload(uniq * S, lam_s * S, held / S, float(cs2))[0]
