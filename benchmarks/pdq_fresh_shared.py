@@ -31,8 +31,6 @@ import time
 import warnings
 from typing import Any
 
-FIELDS = ("k", "S", "cs2", "n_keys", "key_skew", "f_sequential", "f_nosync", "load")
-
 
 def references(seed: int, points: int, path: str) -> list[dict[str, Any]]:
     """The stored simulations of the design's shared points, simulating the missing ones."""
@@ -60,32 +58,24 @@ def references(seed: int, points: int, path: str) -> list[dict[str, Any]]:
     return rows
 
 
-def errors(rows: list[dict[str, Any]], variant: str = "shared") -> dict[str, float]:
-    """Mean / p95 / max |error| and bias of ``R`` (%), and false saturation flags."""
+def errors(per_variant: dict[str, Any], variant: str = "shared") -> dict[str, float]:
+    """Mean / p95 / max |error| and bias of ``R`` (%), and the points the model calls saturated.
+
+    ``per_variant``: :func:`validation.domain.family_errors` of the references
+    (method ``auto``).
+    """
     import numpy as np
 
-    from models.pdq import PDQParams, solve
-    from validation.domain import PDQ_VARIANT_FIELDS, pdq_discipline
-
-    names = FIELDS + tuple(PDQ_VARIANT_FIELDS.get(variant, ()))
-    extra = {"multiplexed": True} if variant == "multiplexed" else {}
-    e, false_sat = [], 0
-    for r in rows:
-        if r.get("saturated") or r.get("error") or (r.get("variant") or "shared") != variant:
-            continue
-        R = float(solve(PDQParams(**{f: r[f] for f in names}, **extra),
-                        pdq_discipline(variant)).response_time)
-        if not np.isfinite(R):
-            false_sat += 1
-            continue
-        e.append(100.0 * (R / r["R"] - 1.0))
-    a = np.abs(np.array(e))
+    d = per_variant[variant]["auto"]
+    m = d["measures"]["R"]
+    e = 100.0 * np.asarray(m["e"], float)[np.asarray(m["ok"], bool)]
+    a = np.abs(e)
     return {"n": int(a.size), "mean": float(a.mean()), "p95": float(np.percentile(a, 95)),
-            "max": float(a.max()), "bias": float(np.mean(e)), "false_saturated": false_sat}
+            "max": float(a.max()), "bias": float(e.mean()), "false_saturated": int(d["failed"])}
 
 
 def main(argv: list[str]) -> int:
-    from validation.domain import load_references
+    from validation.domain import family_errors, load_references
 
     here = os.path.dirname(os.path.abspath(__file__))
     warnings.simplefilter("ignore")
@@ -93,13 +83,15 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--label"]:
         label, argv = argv[1], argv[2:]
     out: dict[str, dict[str, float]] = {}
-    stored = load_references("pdq")["rows"]
+    stored = family_errors("pdq", load_references("pdq"), methods=("auto",))
     for variant in ("shared", "multiplexed"):
         out[f"stored {variant}"] = errors(stored, variant)
     for spec in argv or ["11:96", "12:160"]:
         seed, points = (int(x) for x in spec.split(":"))
         path = os.path.join(here, "results", f"pdq_shared_fresh_{seed}_{points}.json")
-        out[f"fresh shared, seed {seed}"] = errors(references(seed, points, path))
+        rows = references(seed, points, path)
+        out[f"fresh shared, seed {seed}"] = errors(
+            family_errors("pdq", {"rows": rows}, methods=("auto",)))
     for name, e in out.items():
         print(f"{label}, {name}: R |error| {e['mean']:.2f} / {e['p95']:.2f} / {e['max']:.2f}% "
               f"(bias {e['bias']:+.2f}%) on {e['n']} points; {e['false_saturated']} called "
