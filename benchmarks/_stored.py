@@ -2,17 +2,49 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 
-def int_args(argv: Sequence[str], defaults: Sequence[int]) -> list[int]:
+def fail(message: str) -> None:
+    """Leave with one ``error:`` line on standard error and exit status 2 (no traceback)."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def int_args(argv: Sequence[str], defaults: Sequence[int],
+             names: Sequence[str] = ()) -> list[int]:
     """Positional integer arguments, ``defaults`` where absent.
+
+    Each must be positive, a ``seed`` non-negative; a bad one ends the script
+    with one ``error:`` line (:func:`fail`).
 
     >>> int_args(["5"], (1, 2, 3))
     [5, 2, 3]
     """
-    return [int(argv[j]) if len(argv) > j else d for j, d in enumerate(defaults)]
+    if len(argv) > len(defaults):
+        fail(f"at most {len(defaults)} arguments ({' '.join(names) or 'integers'}); "
+             f"got {len(argv)}")
+    out = []
+    for j, d in enumerate(defaults):
+        name = names[j] if j < len(names) else f"argument {j + 1}"
+        low, what = (0, "a non-negative") if name == "seed" else (1, "a positive")
+        try:
+            v = int(argv[j]) if len(argv) > j else d
+        except ValueError:
+            fail(f"{name} must be {what} integer; got {argv[j]!r}")
+        if v < low:
+            fail(f"{name} must be {what} integer; got {v}")
+        out.append(v)
+    return out
+
+
+def steps(items: Sequence[Any], desc: str) -> Iterable[Any]:
+    """``items`` with a bar named ``desc`` on a terminal (:func:`mva.progress.progress`)."""
+    from mva.progress import progress
+
+    return progress(items, total=len(items), desc=desc, delay=2.0)
 
 
 def worst_first(family: str, keep: Callable[[dict[str, Any]], bool],

@@ -195,10 +195,10 @@ def simulate_inis(*, N: int, K: int, clusters: int, O_ini: float, cs2_O: float, 
 
 
 def main(argv: list[str]) -> int:
-    from benchmarks._stored import int_args, worst_first, write_results
+    from benchmarks._stored import int_args, steps, worst_first, write_results
     from models.ini import INIParams, solve
 
-    visits, seed, n_pts = int_args(argv, (150_000, 7, 12))
+    visits, seed, n_pts = int_args(argv, (150_000, 7, 12), ("visits", "seed", "points"))
 
     def model(r: dict) -> tuple[float, float]:
         m = solve(INIParams(**{f: r[f] for f in FIELDS}))
@@ -212,23 +212,23 @@ def main(argv: list[str]) -> int:
           f"({visits} visits, seed {seed})")
     print(f"{'set':7} {'i':>4} {'clusters':>8} {'N':>3} {'K':>2} {'dispatch':>11} {'cs2_O':>6} "
           f"{'R err':>7} {'sim R_o':>9} {'model':>9} " + " ".join(f"{m:>9}" for m in MACHINES))
-    for tag, group in (("worst", worst), ("control", others)):
-        for err, R, Ro, r in group:
-            got = {}
-            for mach in MACHINES:
-                got[mach] = simulate_inis(
-                    N=int(r["N"]), K=int(r["K"]), clusters=int(r["clusters"]), O_ini=r["O"],
-                    cs2_O=r["cs2_O"], l_intra=r["l"], L=r["L"], remote=r["R_q"],
-                    home=r["R_y"] + r["R_w"], dispatch=r["dispatch"], machine=mach,
-                    visits=visits, seed=seed)["R_o"]
-            sign = 1.0 if R >= r["R"] else -1.0
-            print(f"{tag:7} {r['i']:>4} {r['clusters']:>8} {r['N']:>3} {r['K']:>2} "
-                  f"{r['dispatch']:>11} {r['cs2_O']:>6.2f} {100 * sign * err:>+6.1f}% "
-                  f"{r['R_o']:>9.0f} {Ro:>9.0f} " + " ".join(f"{got[m]:>9.0f}" for m in MACHINES),
-                  flush=True)
-            out.append({"set": tag, "i": r["i"], "point": {f: r[f] for f in FIELDS},
-                        "R_err": sign * err, "sim_R_o": r["R_o"], "sim_R_o_hw": r["R_o_hw"],
-                        "model_R_o": Ro, **{f"{m}_R_o": got[m] for m in MACHINES}})
+    chosen = [("worst", x) for x in worst] + [("control", x) for x in others]
+    for tag, (err, R, Ro, r) in steps(chosen, "ini stand-alone machines: points"):
+        got = {}
+        for mach in MACHINES:
+            got[mach] = simulate_inis(
+                N=int(r["N"]), K=int(r["K"]), clusters=int(r["clusters"]), O_ini=r["O"],
+                cs2_O=r["cs2_O"], l_intra=r["l"], L=r["L"], remote=r["R_q"],
+                home=r["R_y"] + r["R_w"], dispatch=r["dispatch"], machine=mach,
+                visits=visits, seed=seed)["R_o"]
+        sign = 1.0 if R >= r["R"] else -1.0
+        print(f"{tag:7} {r['i']:>4} {r['clusters']:>8} {r['N']:>3} {r['K']:>2} "
+              f"{r['dispatch']:>11} {r['cs2_O']:>6.2f} {100 * sign * err:>+6.1f}% "
+              f"{r['R_o']:>9.0f} {Ro:>9.0f} " + " ".join(f"{got[m]:>9.0f}" for m in MACHINES),
+              flush=True)
+        out.append({"set": tag, "i": r["i"], "point": {f: r[f] for f in FIELDS},
+                    "R_err": sign * err, "sim_R_o": r["R_o"], "sim_R_o_hw": r["R_o_hw"],
+                    "model_R_o": Ro, **{f"{m}_R_o": got[m] for m in MACHINES}})
 
     def mean_abs(key: str, tag: str) -> float:
         v = [abs(o[key] / o["sim_R_o"] - 1.0) for o in out if o["set"] == tag]

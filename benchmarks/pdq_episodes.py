@@ -38,6 +38,8 @@ saturation than it is; with the busiest key's handlers as a lane
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
+from collections import deque
 import random
 import sys
 from typing import Any
@@ -74,7 +76,7 @@ def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
     ev: list[tuple[float, int, int, Any]] = []    # (time, seq, kind 0 arrival / 1 end, msg)
     n_ev = 0
     eligible: list[tuple[int, list[Any]]] = []    # (arrival number, msg)
-    behind: dict[int, list[list[Any]]] = {}       # key -> later handlers (key running/eligible)
+    behind: dict[int, deque[list[Any]]] = {}      # key -> later handlers (key running/eligible)
     running = 0
     seq_running = False
     last_seq_end = 0.0
@@ -101,20 +103,19 @@ def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
 
     push(rng.expovariate(lam), 0, None)
     n = 0
-    bisect = __import__("bisect").bisect_right
     while n < arrivals or running:
         now, _, kind, msg = heapq.heappop(ev)
         if kind == 0:
             n += 1
             u = rng.random()
             cls = "s" if u < f_sequential else ("n" if u < f_sequential + f_nosync else "k")
-            key = min(bisect(cum, rng.random()), len(cum) - 1) if cls == "k" else -1
+            key = min(bisect_right(cum, rng.random()), len(cum) - 1) if cls == "k" else -1
             msg = [cls, key, now, draw(), n]      # class, key, arrival, service, number
             if cls == "k" and key in behind:
                 behind[key].append(msg)
             else:
                 if cls == "k":
-                    behind[key] = []
+                    behind[key] = deque()
                 heapq.heappush(eligible, (n, msg))
             if n < arrivals:
                 push(now + rng.expovariate(lam), 0, None)
@@ -136,7 +137,7 @@ def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
         elif cls == "k":
             later = behind[key]
             if later:
-                nxt = later.pop(0)
+                nxt = later.popleft()
                 heapq.heappush(eligible, (nxt[4], nxt))
             else:
                 del behind[key]
@@ -154,10 +155,10 @@ def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
 
 
 def main(argv: list[str]) -> int:
-    from benchmarks._stored import int_args, worst_first, write_results
+    from benchmarks._stored import int_args, steps, worst_first, write_results
     from models.pdq import PDQParams, _keyed_point, key_probabilities, solve
 
-    arrivals, seed, n_pts = int_args(argv, (1_500_000, 7, 6))
+    arrivals, seed, n_pts = int_args(argv, (1_500_000, 7, 6), ("arrivals", "seed", "points"))
     scored = worst_first(
         "pdq", lambda r: (r["variant"] == "shared" and r["f_sequential"] >= 0.02 and r["k"] > 1),
         lambda r: float(solve(PDQParams(**{f: r[f] for f in FIELDS}), "shared").response_time))
@@ -170,7 +171,7 @@ def main(argv: list[str]) -> int:
     print(f"{'set':>9} {'i':>4} {'k':>3} {'keys':>5} {'f_seq':>6} {'cs2':>5} {'ref R':>8} "
           f"{'sim R':>8} {'model R':>8} {'sim R_seq':>9} {'mod R_seq':>9} {'sim E1':>7} "
           f"{'mod E1':>7} {'sim v':>6} {'mod v':>6} {'M/G/1':>8}")
-    for tag, (err, R, r) in chosen:
+    for tag, (err, R, r) in steps(chosen, "pdq episodes: simulated points"):
         s = simulate_pdq(**{f: (int(r[f]) if f in ("k", "n_keys") else r[f]) for f in FIELDS},
                          arrivals=arrivals, seed=seed)
         lam = r["load"] * r["k"] / r["S"]

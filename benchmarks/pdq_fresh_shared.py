@@ -34,6 +34,8 @@ from typing import Any
 
 def references(seed: int, points: int, path: str) -> list[dict[str, Any]]:
     """The stored simulations of the design's shared points, simulating the missing ones."""
+    from benchmarks._stored import steps
+    from mva.progress import is_interactive
     from validation.domain import design_points, simulate_point
 
     rows: list[dict[str, Any]] = []
@@ -46,12 +48,13 @@ def references(seed: int, points: int, path: str) -> list[dict[str, Any]]:
     pts = [p for p in design_points("pdq", points, seed)
            if p["variant"] == "shared" and p["i"] not in done]
     t0 = time.time()
-    for j, p in enumerate(pts):
+    for j, p in enumerate(steps(pts, f"pdq shared, seed {seed}: simulated points")):
         f = {k: v for k, v in p.items() if k not in ("variant", "i")}
         d = simulate_point(family="pdq", variant="shared", seed=1000 + p["i"], i=p["i"], **f)
         rows.append(dict(p, **d))
-        print(f"simulated {j + 1}/{len(pts)} (point {p['i']}, {time.time() - t0:.0f} s)",
-              flush=True)
+        if not is_interactive():                  # a line per point off a terminal
+            print(f"simulated {j + 1}/{len(pts)} (point {p['i']}, {time.time() - t0:.0f} s)",
+                  flush=True)
         with open(path, "w") as fh:
             json.dump({"family": "pdq", "variant": "shared", "seed": seed, "points": points,
                        "rows": rows}, fh, default=float)
@@ -75,19 +78,30 @@ def errors(per_variant: dict[str, Any], variant: str = "shared") -> dict[str, fl
 
 
 def main(argv: list[str]) -> int:
+    from benchmarks._stored import fail
     from validation.domain import family_errors, load_references
 
     here = os.path.dirname(os.path.abspath(__file__))
     warnings.simplefilter("ignore")
     label = "now"
     if argv[:1] == ["--label"]:
+        if len(argv) < 2 or not argv[1].strip():
+            fail("--label needs a name (e.g. --label now)")
         label, argv = argv[1], argv[2:]
+    specs = []
+    for spec in argv or ["11:96", "12:160"]:
+        try:
+            seed, points = (int(x) for x in spec.split(":"))
+        except ValueError:
+            fail(f"a design is seed:points, two integers (e.g. 11:96); got {spec!r}")
+        if seed < 0 or points <= 0:
+            fail(f"a design needs seed >= 0 and points > 0; got {spec!r}")
+        specs.append((seed, points))
     out: dict[str, dict[str, float]] = {}
     stored = family_errors("pdq", load_references("pdq"), methods=("auto",))
     for variant in ("shared", "multiplexed"):
         out[f"stored {variant}"] = errors(stored, variant)
-    for spec in argv or ["11:96", "12:160"]:
-        seed, points = (int(x) for x in spec.split(":"))
+    for seed, points in specs:
         path = os.path.join(here, "results", f"pdq_shared_fresh_{seed}_{points}.json")
         rows = references(seed, points, path)
         out[f"fresh shared, seed {seed}"] = errors(
