@@ -51,6 +51,37 @@ FIELDS = ("k", "S", "cs2", "n_keys", "key_skew", "f_sequential", "f_nosync", "lo
 BEFORE_WORST = (331, 239, 109, 31, 213, 181)
 
 
+def draw_handler(rng: random.Random, cum: list[float], f_sequential: float,
+                 f_nosync: float) -> tuple[str, int]:
+    """A handler's class (``"s"`` sequential, ``"n"`` nosync, ``"k"`` keyed) and key (-1: none)."""
+    u = rng.random()
+    cls = "s" if u < f_sequential else ("n" if u < f_sequential + f_nosync else "k")
+    return cls, (min(bisect_right(cum, rng.random()), len(cum) - 1) if cls == "k" else -1)
+
+
+def admit(msg: list[Any], eligible: list[tuple[int, list[Any]]],
+          behind: dict[int, deque[list[Any]]]) -> None:
+    """``msg`` (class, key, ..., its number at 4) joins the PDQ: behind its key, or eligible."""
+    cls, key = msg[0], msg[1]
+    if cls == "k" and key in behind:
+        behind[key].append(msg)
+        return
+    if cls == "k":
+        behind[key] = deque()
+    heapq.heappush(eligible, (msg[4], msg))
+
+
+def leave(msg: list[Any], eligible: list[tuple[int, list[Any]]],
+          behind: dict[int, deque[list[Any]]]) -> None:
+    """A keyed ``msg`` ended: its key's next handler becomes eligible, or the key is free."""
+    later = behind[msg[1]]
+    if later:
+        nxt = later.popleft()
+        heapq.heappush(eligible, (nxt[4], nxt))
+    else:
+        del behind[msg[1]]
+
+
 def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
                  f_sequential: float, f_nosync: float, load: float,
                  arrivals: int = 1_500_000, seed: int = 7) -> dict[str, float]:
@@ -107,16 +138,9 @@ def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
         now, _, kind, msg = heapq.heappop(ev)
         if kind == 0:
             n += 1
-            u = rng.random()
-            cls = "s" if u < f_sequential else ("n" if u < f_sequential + f_nosync else "k")
-            key = min(bisect_right(cum, rng.random()), len(cum) - 1) if cls == "k" else -1
+            cls, key = draw_handler(rng, cum, f_sequential, f_nosync)
             msg = [cls, key, now, draw(), n]      # class, key, arrival, service, number
-            if cls == "k" and key in behind:
-                behind[key].append(msg)
-            else:
-                if cls == "k":
-                    behind[key] = deque()
-                heapq.heappush(eligible, (n, msg))
+            admit(msg, eligible, behind)
             if n < arrivals:
                 push(now + rng.expovariate(lam), 0, None)
             dispatch(now)
@@ -135,12 +159,7 @@ def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
                 n_ep += 1
             last_seq_end = now
         elif cls == "k":
-            later = behind[key]
-            if later:
-                nxt = later.popleft()
-                heapq.heappush(eligible, (nxt[4], nxt))
-            else:
-                del behind[key]
+            leave(msg, eligible, behind)
         dispatch(now)
     tot = sum(s[0] for s in sums.values())
     cnt = sum(s[1] for s in sums.values())

@@ -452,13 +452,54 @@ def _handler_family(cs2: float) -> tuple[str, float]:
     return "erlang", float(max(1, round(1.0 / cs2)))
 
 
+#: a handler time's shape: its squared coefficient of variation (the family of
+#: :func:`_handler_family`, mean 1), or ``(cs2, a, p, J)`` -- that family scaled
+#: by ``a`` plus a jump ``J`` with probability ``p`` (mean ``a + p J``), a
+#: multiplexed processor's handler that pays an interrupt (:func:`_interrupt_shape`)
+Shape = float | tuple[float, float, float, float]
+
+
+def _interrupt_shape(cs2: float, S: float, p: float, J: float) -> Shape:
+    """Shape of ``X + (J / S) I`` in units of ``S`` (``X`` of the family with ``cs2``, mean 1;
+    ``I`` Bernoulli(``p``)): a multiplexed processor's handler that pays the
+    interrupt ``J`` with probability ``p``.
+
+    Returns ``cs2`` itself when no handler pays the jump.
+
+    >>> _interrupt_shape(1.0, 100.0, 0.0, 300.0)
+    1.0
+    >>> _interrupt_shape(1.0, 100.0, 0.25, 300.0)
+    (1.0, 1.0, 0.25, 3.0)
+    """
+    if p <= 0.0 or J <= 0.0:
+        return float(cs2)
+    return (float(cs2), 1.0, float(min(p, 1.0)), J / S)
+
+
 @functools.lru_cache(maxsize=256)
-def _survivals(cs2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _survivals(cs2: Shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Grid ``t`` (mean-1 units) with the handler time's survival ``F^c(t)`` and
     its equilibrium residual's survival ``G^c(t) = int_t^inf F^c(u) du``.
 
-    The family is the simulator's two-moment fit (:func:`_handler_family`).
+    The family is the simulator's two-moment fit (:func:`_handler_family`);
+    a :data:`Shape` tuple ``(cs2, a, p, J)`` adds the jump:
+    :math:`F^c(t) = (1 - p) F_X^c(t/a) + p F_X^c((t - J)/a)` and
+    :math:`G^c(t) = a [(1 - p) G_X^c(t/a) + p G_X^c((t - J)/a)]` with
+    :math:`G_X^c(x) = 1 - x` below 0.
     """
+    if isinstance(cs2, tuple):
+        c2, a, p, J = cs2
+        tb, Fb, Gb = _survivals(float(c2))
+        t = np.unique(np.concatenate([a * tb, J + a * tb]))
+
+        def at(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            F = np.interp(x, tb, Fb, left=1.0, right=0.0)
+            G = np.where(x < 0.0, 1.0 - x, np.interp(x, tb, Gb, right=0.0))
+            return F, G
+
+        F0, G0 = at(t / a)
+        F1, G1 = at((t - J) / a)
+        return t, (1.0 - p) * F0 + p * F1, a * ((1.0 - p) * G0 + p * G1)
     from scipy.stats import gamma
 
     kind, par = _handler_family(cs2)
@@ -485,14 +526,23 @@ _LAGUERRE = np.polynomial.laguerre.laggauss(16)
 
 
 @functools.lru_cache(maxsize=256)
-def _drain_grid(cs2: float, lam_s: float) -> tuple[np.ndarray, ...]:
-    """``(t, F^c(t), G^c(t) - G^c(t + T), F^c(t + T), weights)`` of the drain's integrals.
+def _drain_grid(cs2: Shape, lam_s: float, batch: Shape | None = None) -> tuple[np.ndarray, ...]:
+    """``(t, F_b^c(t), G^c(t) - G^c(t + T), F_b^c(t + T), weights)`` of the drain's integrals.
 
     ``T`` at the Gauss-Laguerre nodes of the free period (rate ``lam_s``),
-    columns; computed once per ``(cs2, lam_s)``, not at every step of the
-    fixed point (:func:`_drain_moments`, :func:`_lane_drain_moments`).
+    columns; computed once per ``(cs2, lam_s, batch)``, not at every step of
+    the fixed point (:func:`_drain_moments`, :func:`_lane_drain_moments`).
+    ``G^c`` is the residual survival of the handlers started as they arrive
+    (shape ``cs2``), ``F_b^c`` the survival of a held batch's members (shape
+    ``batch``, default ``cs2``), on a common grid.
     """
     t, Fc, Gc = _survivals(cs2)
+    if batch is not None and batch != cs2:
+        tb, Fb, _ = _survivals(batch)
+        t2 = np.unique(np.concatenate([t, tb]))
+        Gc = np.interp(t2, t, Gc, right=0.0)
+        Fc = np.interp(t2, tb, Fb, right=0.0)
+        t = t2
     x = t[:, None]
     z, w = _LAGUERRE
     T = (z / max(lam_s, 1e-300))[None, :]
@@ -503,8 +553,48 @@ def _drain_grid(cs2: float, lam_s: float) -> tuple[np.ndarray, ...]:
     return t, Fc, sf(Gc, x) - sf(Gc, x + T), sf(Fc, x + T), w[None, :]
 
 
-def _drain_moments(cs2: float, lam_o: float, lam_s: float, nu: float, nu_b: float,
-                   v: float) -> tuple[float, float]:
+def _released_cdf(t: np.ndarray, cs2: float, nu: float, J: float, k: int, theta: float
+                  ) -> np.ndarray:
+    r"""``P(every member of a released batch is done by t)`` on multiplexed processors.
+
+    A batch of ``N`` handlers (geometric, mean ``nu``, :math:`p = \nu / (1 +
+    \nu)`) held back by a sequential one starts when it ends: the first on
+    the processor it frees, the next ``I`` on the idle processors among the
+    other ``k - 1`` (binomial, each computing with probability ``theta``),
+    the next ``c = k - 1 - I`` interrupt a computing processor and take ``J``
+    longer, and the rest follow on freed processors (taken as starting at
+    once, without the interrupt).  With :math:`A = F(t)`, :math:`B = F(t -
+    J)` (handler times of the family ``cs2``, mean 1) and given ``I = i``:
+
+    .. math::
+
+        P(D \le t) = (1 - p) \Big[\frac{1 - (pA)^{i+2}}{1 - pA}
+            + (pA)^{i+1} \Big(\frac{pB (1 - (pB)^c)}{1 - pB}
+            + \frac{(pB)^c\, pA}{1 - pA}\Big)\Big],
+
+    which is :math:`1 / (1 + \nu (1 - A))` without the jump (``J = 0``).
+    """
+    from scipy.stats import binom
+
+    tb, Fc, _ = _survivals(float(cs2))
+    A = 1.0 - np.interp(t, tb, Fc, right=0.0)
+    if nu <= 0.0:
+        return np.ones_like(t)
+    B = np.where(t >= J, 1.0 - np.interp(t - J, tb, Fc, right=0.0), 0.0)
+    p = nu / (1.0 + nu)
+    kk = max(int(k), 1)
+    i = np.arange(kk)
+    wgt = binom.pmf(i, kk - 1, 1.0 - theta)
+    i, wgt = i[wgt > 0.0], wgt[wgt > 0.0]
+    c = kk - 1 - i
+    pA, pB = (p * A)[:, None], (p * B)[:, None]
+    first = (1.0 - pA ** (i + 2)) / (1.0 - pA)
+    rest = pA ** (i + 1) * (pB * (1.0 - pB ** c) / (1.0 - pB) + pB ** c * pA / (1.0 - pA))
+    return np.clip((1.0 - p) * ((first + rest) @ wgt), 0.0, 1.0)
+
+
+def _drain_moments(cs2: Shape, lam_o: float, lam_s: float, nu: float, nu_b: float,
+                   v: float, batch: Shape | None = None) -> tuple[float, float]:
     """First two moments of the drain of a sequential handler (mean-1 units).
 
     The drain is the time from when a sequential handler reaches the head of
@@ -522,19 +612,32 @@ def _drain_moments(cs2: float, lam_o: float, lam_s: float, nu: float, nu_b: floa
     previous sequential handler (geometric, mean ``nu_b``, fresh):
     ``P(D <= x) = 1 / (1 + nu_b F^c(x))``.  Rates are per mean handler time.
     """
-    t, Fc, dG, FcT, w = _drain_grid(float(cs2), float(lam_s))
+    t, Fc, dG, FcT, w = _drain_grid(_shape(cs2), float(lam_s),
+                                    None if batch is None else _shape(batch))
     cdf_free = (np.exp(-lam_o * dG) / (1.0 + nu * FcT) * w).sum(axis=1)
     cdf_blk = 1.0 / (1.0 + nu_b * Fc)
     tail = np.clip(1.0 - ((1.0 - v) * cdf_free + v * cdf_blk), 0.0, 1.0)
     return float(np.trapezoid(tail, t)), float(np.trapezoid(2.0 * t * tail, t))
 
 
-def _handler_lst(cs2: float, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _shape(cs2: Shape) -> Shape:
+    """``cs2`` as a hashable :data:`Shape` (a float, or the tuple as is)."""
+    return cs2 if isinstance(cs2, tuple) else float(cs2)
+
+
+def _handler_lst(cs2: Shape, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Laplace-Stieltjes transform of the handler time (mean 1) at ``theta``, and its derivative.
 
-    The family of :func:`_handler_family`.
+    The family of :func:`_handler_family`; a :data:`Shape` tuple ``(cs2, a,
+    p, J)``: :math:`\tilde B_X(a \theta) (1 - p + p e^{-\theta J})`.
     """
     theta = np.asarray(theta, float)
+    if isinstance(cs2, tuple):
+        c2, a, p, J = cs2
+        Bx, dBx = _handler_lst(float(c2), a * theta)
+        e = np.exp(-theta * J)
+        mix = 1.0 - p + p * e
+        return Bx * mix, a * dBx * mix - Bx * p * J * e
     kind, par = _handler_family(cs2)
     if kind == "h2":
         mu1, mu2 = 2.0 * par, 2.0 * (1.0 - par)
@@ -546,8 +649,12 @@ def _handler_lst(cs2: float, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return B, -B * par / (par + theta)
 
 
-def _handler_m2(cs2: float) -> float:
-    """Second moment of the handler time (mean 1), of the family of :func:`_handler_family`."""
+def _handler_m2(cs2: Shape) -> float:
+    """Second moment of the handler time (mean 1), of the family of :func:`_handler_family`
+    (a :data:`Shape` tuple ``(cs2, a, p, J)``: :math:`a^2 m_X + 2 a p J + p J^2`)."""
+    if isinstance(cs2, tuple):
+        c2, a, p, J = cs2
+        return a * a * _handler_m2(float(c2)) + 2.0 * a * p * J + p * J * J
     kind, par = _handler_family(cs2)
     if kind == "h2":
         return 1.0 / (2.0 * par) + 1.0 / (2.0 * (1.0 - par))
@@ -558,7 +665,7 @@ def _handler_m2(cs2: float) -> float:
 LANE_MIN_RATE = 1e-4
 
 
-def _lane_workload(lam: np.ndarray, q: float, tb: float, cs2: float
+def _lane_workload(lam: np.ndarray, q: float, tb: float, cs2: Shape
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Work of a key's handlers when a sequential handler arrives in a free period (mean-1 units).
 
@@ -628,7 +735,9 @@ def _atom_gamma_cdf(x: np.ndarray, mean: float, m2: float, atom: float) -> np.nd
 
 
 def _lane_drain_moments(cs2: float, lam_top: float, lam_rest: float, lam_s: float, tb: float,
-                        v: float) -> tuple[float, float]:
+                        v: float, stream: Shape | None = None,
+                        released: tuple[float, int, float, float] | None = None
+                        ) -> tuple[float, float]:
     r"""First two moments of the drain with the busiest key as a lane (mean-1 units).
 
     As :func:`_drain_moments`, but the handlers of the busiest key (rate
@@ -640,12 +749,31 @@ def _lane_drain_moments(cs2: float, lam_top: float, lam_rest: float, lam_s: floa
     :math:`1/(1 + \lambda t_b)`).  Each is taken as an atom at 0 and a
     gamma part with these moments, and the drain is the later of the key's
     work and the other handlers (rate ``lam_rest``, in parallel as in
-    :func:`_drain_moments`), independent.
+    :func:`_drain_moments`), independent.  Multiplexed processors:
+    ``stream``, the shape of the handlers started as they arrive
+    (:func:`_interrupt_shape`; default ``cs2``), and ``released = (J, k,
+    theta, d)``, the held batch's interrupts (:func:`_released_cdf`): a
+    fraction ``d`` of its members can start at once (nosync, or the first of
+    their key, :func:`_batch_dispatchable`), the others follow their key's
+    predecessor on its processor, without an interrupt.
     """
-    t, Fc, dG, FcT, w = _drain_grid(float(cs2), float(lam_s))
+    st = _shape(cs2) if stream is None else _shape(stream)
     nu = lam_rest * tb
-    F_free = (np.exp(-lam_rest * dG) / (1.0 + nu * FcT) * w).sum(axis=1)
-    F_blk = 1.0 / (1.0 + nu * Fc)
+    if released is None:
+        t, Fc, dG, FcT, w = _drain_grid(st, float(lam_s))
+        F_free = (np.exp(-lam_rest * dG) / (1.0 + nu * FcT) * w).sum(axis=1)
+        F_blk = 1.0 / (1.0 + nu * Fc)
+    else:
+        J, kk, th, d = released
+        grid = _interrupt_shape(float(cs2), 1.0, 0.5, J)    # (a grid that reaches J)
+        t, Fc, dG, FcT, w = _drain_grid(st, float(lam_s), grid)
+        F_blk = _released_cdf(t, float(cs2), d * nu, J, kk, th)
+        if d < 1.0:
+            Fb = np.interp(t, *_survivals(float(cs2))[:2], right=0.0)
+            F_blk = F_blk / (1.0 + (1.0 - d) * nu * Fb)
+        T = (_LAGUERRE[0] / max(lam_s, 1e-300))[None, :]
+        F_rel = np.interp(t[:, None] + T, t, F_blk, right=1.0)
+        F_free = (np.exp(-lam_rest * dG) * F_rel * w).sum(axis=1)
     if lam_top > 0.0:
         EV, EV2, a0 = (float(u[0]) for u in _lane_workload(np.array([lam_top]), lam_s, tb, cs2))
         F_free = F_free * _atom_gamma_cdf(t, EV, EV2, a0)
@@ -1354,8 +1482,8 @@ _KEYED_ITER = 5000  # fixed-point iterations at most
 _BATCH_ITER = 20   # multiplexed: outer iterations of the released batch's interrupts
 
 
-def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float, first: float = 0.0
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float, first: float = 0.0,
+                jump: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-key M/G/1 queues with an exceptional first service (Welch 1964).
 
     A handler that finds its key idle enters the pool of eligible handlers and
@@ -1368,33 +1496,18 @@ def _key_queues(lam_i: np.ndarray, S: float, cs2: float, Wp: float, first: float
     response ``Wq + P0 B0 + (1 - P0) B1``.  ``first``: a mean cost only the
     first handler of a key's busy period pays (multiplexed processors: the
     interrupt; the released ones run on the processor their predecessor
-    freed), ``B0 = Wp + S + first``.
+    freed), ``B0 = Wp + S + first``; with ``jump`` the cost is that jump
+    with probability ``first / jump`` (its variance ``first (jump - first)``
+    joins ``E[B0^2]``), else a constant.
     """
     EB1 = S * S * (1.0 + cs2)
     EB0 = EB1 + 2.0 * S * Wp + 2.0 * Wp * Wp      # pool wait taken exponential
     if first:
-        EB0 = EB0 + 2.0 * (S + Wp) * first + first * first
+        EB0 = EB0 + 2.0 * (S + Wp) * first + first * max(jump, first)
     rho0, rho1 = lam_i * (S + Wp + first), lam_i * S
     P0 = (1.0 - rho1) / (1.0 - rho1 + rho0)
     Wq = lam_i * (P0 * EB0 + (1.0 - P0) * EB1) / (2.0 * (1.0 - rho1))
     return P0, Wq, Wq + P0 * (S + Wp + first) + (1.0 - P0) * S
-
-
-def _backlog_wait(lam_s: float, EB2: float, v: float, rho_o: float) -> float:
-    """Mean wait of an ordinary handler for the backlog sequential episodes leave.
-
-    During an episode's lost capacity ``B`` (the drain and the sequential
-    handler, second moment ``EB2``) ordinary handlers are held back; they are
-    worked off at the spare rate, a fluid area per episode of
-    ``lambda_o E[B^2] rho_o / (2 (1 - rho_o))``.  With episodes at rate
-    ``lam_s`` forming an M/G/1 queue of load ``v``:
-    ``lam_s E[B^2] / (2 (1 - v)) * rho_o / (1 - rho_o)`` (``rho_o`` the
-    ordinary handlers' load per processor, kept below 1).
-    """
-    if lam_s <= 0.0:
-        return 0.0
-    rho_o = min(rho_o, 1.0 - 1e-12)
-    return lam_s * EB2 / 2.0 / (1.0 - v) * rho_o / (1.0 - rho_o)
 
 
 def _batch_backlog_wait(lam_s: float, nu: float, v: float, k: float, S: float,
@@ -1420,13 +1533,14 @@ def _batch_backlog_wait(lam_s: float, nu: float, v: float, k: float, S: float,
               + \lambda_s \frac{S^2}{2 k^2 (1 - \rho_o)}
                 \frac{p^{k+1} (1 + p)}{(1 - p)^2}.
 
-    It replaces the fluid area of the whole lost capacity
-    (:func:`_backlog_wait`, still the multiplexed processors', which are not
-    free when an episode ends), which let
+    It replaces a fluid area of the episode's whole lost capacity
+    (:math:`\lambda_s E[B^2] \rho_o / (2 (1 - v)(1 - \rho_o))`), which let
     every held handler wait as if the processors were its bottleneck even
     when the batch fits on them, and overestimated the ordinary handlers by
     25-35% where the episodes themselves were right
-    (``benchmarks/pdq_episodes.py``, ``docs/models/pdq.rst``).
+    (``benchmarks/pdq_episodes.py``, ``docs/models/pdq.rst``); multiplexed
+    processors take the batch too, the idle ones and by interrupting the
+    computing ones (:func:`_released_cdf`).
 
     Examples
     --------
@@ -1500,13 +1614,31 @@ def _batch_dispatchable(nu: float, fk: float, fn: float, p: np.ndarray) -> float
 
 
 def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: float,
-                 fn: float, first: float = 0.0) -> dict[str, Any]:
+                 fn: float, first: float = 0.0, jump: float = 0.0,
+                 first_seq: float | None = None, p_stream: float = 0.0,
+                 released_theta: float = 0.0,
+                 start: tuple[float, ...] | None = None) -> dict[str, Any]:
     """Key-aware decomposition of one shared PDQ point (see :func:`solve`, Notes).
 
     ``first`` (multiplexed processors): the mean interrupt cost a handler
-    pays when it is dispatched on arrival -- a nosync or sequential handler,
-    or the first of its key's busy period; a handler released by its key's
-    predecessor runs on the processor that predecessor freed and pays none.
+    pays when it is dispatched on arrival -- a nosync handler, or the first
+    of its key's busy period; a handler released by its key's predecessor
+    runs on the processor that predecessor freed and pays none.  ``jump``:
+    the interrupt cost itself (``first = P(interrupt) jump``; 0: taken
+    constant), so that the key queues see its variance and the handlers a
+    sequential one drains are mixtures (:func:`_interrupt_shape`): those
+    started as they arrived pay it with probability ``p_stream`` (a
+    nosync handler or the first of its key's busy period); the
+    members of a batch an episode held back beyond the idle processors pay
+    it (``released_theta``: the fraction of the processors not running
+    handlers that compute, :func:`_released_cdf`).  ``start``: the fixed
+    point's state ``out["state"]`` of a nearby solve to start from (the
+    multiplexed batch iteration; the same fixed point, fewer steps).
+    ``first_seq``: the mean interrupt cost of a sequential handler that
+    arrives at an empty node (default ``first``, charged to every one); it
+    is paid in a free period (``1 - v``) when no ordinary handler runs
+    (Poisson, ``exp(-lambda_o S_q)``), since otherwise the handler starts
+    on the processor the drain's last handler frees.
     """
     fk = max(1.0 - fs - fn, 0.0)
     lam_k, lam_n, lam_s = lam * fk, lam * fn, lam * fs
@@ -1517,7 +1649,10 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     phi = lam_k / lam_p if lam_p > 0 else 0.0
     m = np.arange(_KEYED_MMAX + 1, dtype=float)
     Wp, C, v, varD, drain, nu, held = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    if start is not None:
+        Wp, C, v, varD, drain = start
     out: dict[str, Any] = {"sat": "", "conv": False}
+    fseq = first if first_seq is None else 0.0
     if lam * S >= k:
         out["sat"] = "processors"
         return out
@@ -1544,10 +1679,16 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
                    conflict=float(np.sum(p * lam_i)) * S, conv=True, iterations=0)
         return out
     for it in range(_KEYED_ITER):
-        if v >= 1.0 or lam * (1.0 - fs) * S >= k * (1.0 - v):
+        # the processors' capacity the episodes leave: dedicated, all but v (idle
+        # through the drain); multiplexed, all but the sequential handler's own time
+        # (through the drain they run the handlers ahead and compute, and the batch
+        # released after it starts at once, interrupting; charging the whole episode
+        # called points saturated that the simulator carries)
+        vcap = lam_s * (S + fseq) if jump > 0.0 else v
+        if v >= 1.0 or lam * (1.0 - fs) * S >= k * (1.0 - vcap):
             out["sat"] = "processors"
             return out
-        P0, Wkey, _ = _key_queues(lam_i, S, cs2, Wp, first)
+        P0, Wkey, _ = _key_queues(lam_i, S, cs2, Wp, first, jump)
         rbar = float(np.sum(p * (1.0 - P0)))
         # the pool's holding time: the handlers dispatched on arrival pay ``first``
         Sq = S
@@ -1571,9 +1712,12 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
             Wp_new = ac * Lq / lam_p
         else:
             Lq, Wp_new = 0.0, 0.0
-        E1 = C + S + first
+        if first_seq is not None:
+            fseq = first_seq * (1.0 - v) * float(np.exp(-lam * (1.0 - fs) * Sq))
+        E1 = C + S + fseq
         E2 = E1 * E1 + cs2 * S * S + varD + max(C - drain, 0.0) ** 2
-        rho_eff = lam * (1.0 - fs) * Sq / (k * (1.0 - v))
+        vcap = lam_s * (S + fseq) if jump > 0.0 else v
+        rho_eff = lam * (1.0 - fs) * Sq / (k * (1.0 - vcap))
         if rho_eff >= 1.0:
             out["sat"] = "processors"
             return out
@@ -1581,7 +1725,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         # handler, E1, E2) as the customers of an M/G/1 queue: the wait until
         # the episode in progress and those queued before it end
         Wb = lam_s * E2 / 2.0 / (1.0 - v)
-        Rs = Wb + C + S + first               # a sequential handler's response
+        Rs = Wb + C + S + fseq                # a sequential handler's response
         # handlers held back behind one sequential handler: those arriving
         # between it and the next (Exp(lam_s) apart) within its response
         # (taken exponential): mean lambda_o R_s / (1 + lambda_s R_s), geometric
@@ -1591,10 +1735,20 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
             # the drain with the busiest key's handlers one after another (its work
             # since the last episode, or the batch held back), the others in parallel
             top = float(lam_i.max(initial=0.0))
+            # multiplexed: the handlers drained pay the interrupt or not (mixtures)
+            # (of the handlers started as they arrive, a key's successors pay none)
+            arr = (lam_n + lam_k * float(np.sum(p * P0))) / lam_p if lam_p > 0 else 0.0
+            # (to 6 digits: the drain's grid is reused once the fixed point settles)
+            shs = _interrupt_shape(float(cs2), S, float(f"{p_stream * arr:.6g}"), jump)
+            rel = None
+            if jump > 0.0:
+                nall = lam * (1.0 - fs) * held
+                d = _batch_dispatchable(nall, fk, fn, p) / nall if nall > 0.0 else 1.0
+                rel = (jump / S, int(k), released_theta, d)
             m1_, m2_ = _lane_drain_moments(float(cs2), top * S, (lam * (1.0 - fs) - top) * S,
-                                           lam_s * S, held / S, v)
+                                           lam_s * S, held / S, v, shs, rel)
             drain, varD = S * m1_, S * S * (m2_ - m1_ * m1_)
-            # all in parallel (as if unkeyed), for the processors' bound below
+            # all in parallel (as if unkeyed, no interrupts), for the processors' bound below
             dpar = S * _drain_moments(float(cs2), lam * (1.0 - fs) * S, lam_s * S, nu, nu, v)[0]
         else:
             dpar = 0.0
@@ -1602,7 +1756,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         # keys' waiting ones and the pool queue) are worked off on all processors
         # after the parallel drain
         clear = max(drain, dpar + (float(np.sum(lam_i * Wkey)) + Lq) * S / k)
-        v_new = lam_s * (clear + S + first)
+        v_new = lam_s * (clear + S + fseq)
         done = abs(Wp_new - Wp) <= 1e-10 * (S + Wp) and abs(clear - C) <= 1e-10 * (S + C)
         om = 0.5
         Wp = (1.0 - om) * Wp + om * Wp_new
@@ -1611,24 +1765,17 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         if done:
             out["conv"] = True
             break
-    P0, Wkey, Ri = _key_queues(lam_i, S, cs2, Wp, first)
-    E1 = C + S + first
+    P0, Wkey, Ri = _key_queues(lam_i, S, cs2, Wp, first, jump)
+    E1 = C + S + fseq
     E2 = E1 * E1 + cs2 * S * S + varD + max(C - drain, 0.0) ** 2
     # an arrival waits until the sequential episodes in progress and queued
     # end: the M/G/1 wait lambda_s E[E^2] / 2 / (1 - v), v = lambda_s E[E]
     Wres = lam_s * E2 / 2.0 / (1.0 - v)
     # an ordinary handler also waits for the processors behind the batch an
-    # episode releases onto k free processors (a member of it, or an arrival
-    # queued behind what is left of it); multiplexed processors are not free
-    # when an episode ends (they compute, and each handler beyond the one the
-    # sequential handler frees interrupts one), so there the episode's lost
-    # capacity B = drain + S is worked off at the spare rate (_backlog_wait)
-    if first:
-        B1 = drain + S + first
-        Wres_o = Wres + _backlog_wait(lam_s, B1 * B1 + cs2 * S * S + varD, v,
-                                      lam * (1.0 - fs) * Sq / k)
-    else:
-        Wres_o = Wres + _batch_backlog_wait(lam_s, nu, v, k, Sq, lam * (1.0 - fs) * Sq / k)
+    # episode releases onto the k processors (a member of it, or an arrival
+    # queued behind what is left of it); multiplexed processors take it too, the
+    # free ones and by interrupting the computing ones (_released_cdf)
+    Wres_o = Wres + _batch_backlog_wait(lam_s, nu, v, k, Sq, lam * (1.0 - fs) * Sq / k)
     if lam_s > 0 and lam_i.size:
         # a keyed handler arriving in a free period (1 - v) waits for its key's work
         # since the last episode, not the stationary wait: the key's M/G/1 wait Wkey
@@ -1645,15 +1792,16 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         Ri = Ri - Wkey + (1.0 - v) * Wkey * ratio + v * lam_i * held * S
     R_k = float(np.sum(p * Ri))
     R = fk * (R_k + Wres_o) + fn * (Wp + S + first + Wres_o) \
-        + fs * (Wp + Wres + C + S + first)
+        + fs * (Wp + Wres + C + S + fseq)
     conflict = float(np.sum(p * (1.0 - P0)))
     # busy processors: every handler's S, the interrupts of those dispatched on arrival
-    busy = lam * S + first * (lam_n + lam_s + lam_k * float(np.sum(p * P0)))
+    busy = lam * S + first * (lam_n + lam_k * float(np.sum(p * P0))) + fseq * lam_s
     # the sequential episodes' queue (drain and handler: mean E1, second moment E2,
     # load v), reported for benchmarks/pdq_episodes.py
     out.update(R=R, conflict=conflict, iterations=it + 1, busy=busy, nu=nu if lam_s > 0 else 0.0,
+               state=(Wp, C, v, varD, drain),
                episode=(E1, E2, v) if lam_s > 0 else None,
-               R_seq=Wp + Wres + C + S + first if lam_s > 0 else None)
+               R_seq=Wp + Wres + C + S + fseq if lam_s > 0 else None)
     return out
 
 
@@ -1893,7 +2041,9 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
             cs2b = g["cs2_S"] * g["S"] ** 2 / Sb ** 2
             p_arr = g["p_int"]
             rm = _keyed_point(g["avail"], g["lam"], Sb, cs2b, cache[key], g["f_sequential"],
-                              g["f_nosync"], first=p_arr * g["O_int"])
+                              g["f_nosync"], first=p_arr * g["O_int"], jump=g["O_int"],
+                              first_seq=g["theta"] ** g["k"] * g["O_int"], p_stream=p_arr,
+                              released_theta=g["theta"])
             r = rm
         else:
             r = _keyed_point(g["avail"], g["lam"], g["Sp"], g["cs2"], cache[key],
@@ -1921,7 +2071,10 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
                     p_mix = (1.0 - beta) * p_arr + beta * p_b
                     r2 = _keyed_point(g["avail"], g["lam"], Sb, cs2b, cache[key],
                                       g["f_sequential"], g["f_nosync"],
-                                      first=p_mix * g["O_int"])
+                                      first=p_mix * g["O_int"], jump=g["O_int"],
+                                      first_seq=g["theta"] ** g["k"] * g["O_int"],
+                                      p_stream=p_arr, released_theta=g["theta"],
+                                      start=rm.get("state"))
                     if r2["sat"] or not r2["conv"]:
                         settled = True
                         break
@@ -2260,12 +2413,19 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     arrival interrupts only when none is free and not all serve; bursts of
     :data:`COMPUTE_BURST_OVER_S` ``S``; see ``_interrupt_probability``);
     the key-aware shared queue charges the interrupt only to the handlers
-    dispatched on arrival (nosync, sequential, the first of a key's busy
-    period: Welch's exceptional first service per key) -- values and
-    stability region alike -- and, with sequential handlers, to the batch
-    an episode releases (those of its members that can start at once --
-    the first of each key -- beyond the idle processors interrupt computing
-    ones, ``E[min((N - 1 - I)^+, k - 1 - I)]``).
+    dispatched on arrival (nosync, the first of a key's busy period:
+    Welch's exceptional first service per key, with the interrupt's
+    variance) -- values and stability region alike -- and, with sequential
+    handlers, to the batch an episode releases (those of its members that
+    can start at once -- the first of each key -- beyond the idle
+    processors interrupt computing ones, ``E[min((N - 1 - I)^+, k - 1 -
+    I)]``); a sequential handler starts on the processor the drain's last
+    handler frees, and pays the interrupt only on arrival at an empty node
+    with every processor computing (``theta^k``); the handlers it drains
+    are mixtures -- those started on arrival pay ``O_int`` with ``p_int``
+    (:func:`_interrupt_shape`), the released batch's members beyond the
+    idle processors pay it (:func:`_released_cdf`) -- and the processors'
+    capacity check counts only the sequential handler's own time as lost.
     *One processor* (``k = 1``; all but ``method="ctmc"``): exact M/G/1
     (Pollaczek-Khinchine on the holding time's two moments; multiplexed:
     Welch's exceptional first service, the first handler of a busy period
@@ -2278,11 +2438,8 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     arrival.  The episodes are the customers of an M/G/1 queue (every
     arrival waits ``lambda_s E[E^2] / 2 / (1 - v)``, ``v = lambda_s E[E]``,
     and an ordinary one also for the processors behind the batch an episode
-    releases onto ``k`` free processors (:func:`_batch_backlog_wait`, the
-    spin-lock discipline likewise; multiplexed processors, which are not free
-    when an episode ends, for the backlog the episode's lost capacity ``B =
-    drain + S`` leaves, worked off at the spare rate: ``lambda_s E[B^2] / 2 /
-    (1 - v) * rho_o / (1 - rho_o)``, ``rho_o = lambda (1 - f_seq) S / k``);
+    releases onto the ``k`` processors (:func:`_batch_backlog_wait`, the
+    spin-lock discipline and multiplexed processors likewise);
     the drain is the later of the
     busiest key's work -- its handlers one after another, the M/G/1 workload
     at the sequential arrival, an exponential time after the last episode

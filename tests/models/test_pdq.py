@@ -1115,3 +1115,119 @@ def test_batch_backlog_wait_monotone():
     assert w[0] == 0.0 and all(b > a for a, b in zip(w, w[1:]))        # a bigger batch
     w = [_batch_backlog_wait(0.002, 4.0, 0.4, k, 50.0, 0.35) for k in (1, 2, 4, 8)]
     assert all(b < a for a, b in zip(w, w[1:]))                          # more processors
+
+
+# --- multiplexed processors: the handlers a sequential one drains -------------------------
+
+@pytest.mark.parametrize("cs2", [0.0, 0.5, 1.0, 4.0])
+@pytest.mark.parametrize("p,J", [(0.3, 4.0), (0.9, 0.5)])
+def test_interrupt_shape_moments_and_survivals(cs2, p, J):
+    # the mixture X + J I against its own moments: G^c(0) is the mean, the
+    # transform's slope at 0 is minus the mean, and int 2 t F^c = E[X^2]
+    from models.pdq import _handler_lst, _handler_m2, _interrupt_shape, _survivals
+
+    shp = _interrupt_shape(cs2, 1.0, p, J)
+    mean = 1.0 + p * J
+    t, Fc, Gc = _survivals(shp)
+    assert Gc[0] == pytest.approx(mean, rel=2e-3)
+    assert np.trapezoid(Fc, t) == pytest.approx(mean, rel=2e-3)
+    assert np.trapezoid(2.0 * t * Fc, t) == pytest.approx(_handler_m2(shp), rel=5e-3)
+    B, dB = _handler_lst(shp, np.array([0.0, 1e-6]))
+    assert float(B[0]) == pytest.approx(1.0) and float(dB[0]) == pytest.approx(-mean)
+    assert float(B[1]) == pytest.approx(1.0 - 1e-6 * mean, abs=1e-10)
+    # survival at the jump: the handlers that paid it are all still running
+    assert float(np.interp(J * 0.999, t, Fc)) >= p - 1e-9
+    assert _interrupt_shape(cs2, 1.0, 0.0, J) == float(cs2)      # no interrupt: the family
+
+
+def _released_monte_carlo(nu, J, k, theta, cs2, n=60_000, seed=11):
+    from validation.sim.dists import Dist
+
+    rng = np.random.default_rng(seed)
+    import random
+    draw = Dist.from_cs2(1.0, cs2).sampler(random.Random(seed))
+    p = nu / (1.0 + nu)
+    D = np.empty(n)
+    for j in range(n):
+        N = rng.geometric(1.0 - p) - 1                      # P(N = m) = (1 - p) p^m
+        idle = rng.binomial(k - 1, 1.0 - theta)
+        c = k - 1 - idle
+        longest = 0.0
+        for m in range(N):
+            x = draw()
+            if 1 + idle <= m < 1 + idle + c:                 # beyond the idle ones: interrupts
+                x += J
+            longest = max(longest, x)
+        D[j] = longest
+    return D
+
+
+@pytest.mark.parametrize("nu,J,k,theta,cs2", [(3.0, 4.0, 4, 0.7, 1.0), (12.0, 2.0, 8, 0.5, 4.0),
+                                               (0.8, 6.0, 2, 0.9, 0.5)])
+def test_released_cdf_against_monte_carlo(nu, J, k, theta, cs2):
+    from models.pdq import _interrupt_shape, _released_cdf, _survivals
+
+    t = _survivals(_interrupt_shape(cs2, 1.0, 0.5, J))[0]
+    F = _released_cdf(t, cs2, nu, J, k, theta)
+    D = _released_monte_carlo(nu, J, k, theta, cs2)
+    for x in (0.5, 1.0, J, J + 1.0, J + 3.0):
+        emp = float(np.mean(D <= x))
+        assert float(np.interp(x, t, F)) == pytest.approx(emp, abs=0.012)
+    assert np.all(np.diff(F) >= -1e-12) and F[0] == pytest.approx(1.0 / (1.0 + nu))
+
+
+def test_released_cdf_without_interrupts_is_the_geometric_batch():
+    # no jump (or no computing processor): every member runs at once, P = 1 / (1 + nu F^c)
+    from models.pdq import _released_cdf, _survivals
+
+    t, Fc, _ = _survivals(2.0)
+    for nu, J, theta in ((4.0, 0.0, 0.8), (4.0, 5.0, 0.0)):
+        F = _released_cdf(t, 2.0, nu, J, 6, theta)
+        np.testing.assert_allclose(F, 1.0 / (1.0 + nu * Fc), atol=1e-12)
+
+
+def test_multiplexed_sequential_handler_starts_without_an_interrupt():
+    # a sequential handler starts on the processor the drain's last handler frees
+    # (or on arrival at an empty node): charged no interrupt (first_seq=0) its
+    # response falls by at least the interrupt cost the handlers dispatched on
+    # arrival pay (its own, and the shorter episodes ahead of it)
+    from models.pdq import _keyed_point
+
+    p = key_probabilities(64, 0.0)
+    kw = dict(first=200.0, jump=2000.0, p_stream=0.1, released_theta=0.9)
+    charged = _keyed_point(12.0, 0.002, 100.0, 1.0, p, 0.1, 0.2, **kw)
+    free = _keyed_point(12.0, 0.002, 100.0, 1.0, p, 0.1, 0.2, first_seq=0.0, **kw)
+    assert charged["conv"] and free["conv"]
+    assert charged["R_seq"] - free["R_seq"] >= 200.0
+    assert charged["episode"][0] - free["episode"][0] >= 200.0
+    assert free["R"] < charged["R"]
+
+
+def test_multiplexed_machine_never_computing_is_the_shared_queue():
+    # benchmarks/pdq_multiplexed.py: with threads that never compute it is the dedicated
+    # shared PDQ, which the exact chain solves (measured within 1.5% at 100,000 arrivals)
+    from benchmarks.pdq_multiplexed import simulate_multiplexed
+
+    prm = PDQParams(S=100.0, k=2, load=0.1, n_keys=2, f_sequential=0.1)
+    ex = float(solve(prm, method="ctmc").response_time)
+    s = simulate_multiplexed(k=2, S=100.0, cs2=1.0, n_keys=2, key_skew=0.0, f_sequential=0.1,
+                             f_nosync=0.0, rate=float(prm.rate), uc=0.0, O_int=500.0,
+                             o_sched=0.0, arrivals=100_000, seed=1)
+    assert s["R"] == pytest.approx(ex, rel=0.03)
+    assert s["int_k"] == 0.0 and s["int_s"] == 0.0       # nothing computes: no interrupts
+
+
+def test_multiplexed_machine_sequential_handlers_start_on_a_freed_processor():
+    # what the key-aware method's multiplexed episodes rest on: a sequential handler
+    # almost never interrupts (it starts on the processor the drain frees), a nosync
+    # one dispatched on arrival does when the computing threads leave no idle processor;
+    # and the batch an episode holds back has mean lambda_o E1
+    from benchmarks.pdq_multiplexed import simulate_multiplexed
+
+    rate = 0.02
+    s = simulate_multiplexed(k=8, S=40.0, cs2=1.0, n_keys=256, key_skew=0.0, f_sequential=0.08,
+                             f_nosync=0.3, rate=rate, uc=0.9, O_int=400.0, o_sched=20.0,
+                             arrivals=80_000, seed=3)
+    assert s["int_s"] < 0.02 < s["int_n"]
+    assert s["held"] == pytest.approx(rate * (1 - 0.08) * s["E1"], rel=0.1)
+    assert 1.0 <= s["started"] <= 8.0
