@@ -1805,6 +1805,32 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     return out
 
 
+def _mgk_floor(k: float, lam: float, S: float, cs2: float) -> float:
+    r"""Response of ``k`` processors serving every handler in arrival order (M/G/k), a floor.
+
+    Keys only hold handlers back (a keyed handler may wait with a processor
+    idle) and sequential handlers take capacity away, so the shared queue
+    and the spin-lock discipline respond no faster, about, than the same
+    handlers on ``k`` unrestricted processors.  Allen-Cunneen:
+    :math:`S + \frac{1 + c_s^2}{2} \frac{C(k, a)\, S}{k - a}`, ``a = lam S``,
+    ``C`` Erlang's delay probability; ``S`` where ``a >= k`` (no floor).
+
+    >>> round(_mgk_floor(1, 0.5, 1.0, 1.0), 6)      # M/M/1 at 0.5: 2
+    2.0
+    >>> round(_mgk_floor(2, 0.8, 1.0, 1.0), 6)      # M/M/2 at 0.4: 1 + 0.2286 / 1.2
+    1.190476
+    """
+    a = lam * S
+    kk = int(round(k))
+    if a <= 0.0 or a >= kk:
+        return S
+    b = 1.0                                  # Erlang B by its recursion, then C
+    for j in range(1, kk + 1):
+        b = a * b / (j + a * b)
+    c = b / (1.0 - (a / kk) * (1.0 - b))
+    return S + (1.0 + cs2) / 2.0 * c * S / (kk - a)
+
+
 def _gamma_m3(m: float, cs2: float) -> float:
     """Third moment of a handler time of mean ``m`` and SCV ``cs2`` (gamma shape)."""
     return m ** 3 * (1.0 + cs2) * (1.0 + 2.0 * cs2)
@@ -2096,7 +2122,11 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
                                   f"iterations at k={g['k']:.0f}, "
                                   f"load={g['lam'] * g['Sp'] / g['avail']:.3g}",
                                   iterations=_KEYED_ITER)
-        R[idx], conf[idx] = r["R"], r["conflict"]
+        # no faster than the same handlers on k unrestricted processors (multiplexed:
+        # without the interrupts, which only some of them pay)
+        Sf = g["S"] + g["o_sched"] if mult else g["Sp"]
+        floor = _mgk_floor(g["avail"], g["lam"], Sf, g["cs2_S"] * g["S"] ** 2 / Sf ** 2)
+        R[idx], conf[idx] = max(r["R"], floor), r["conflict"]
     lam = a["lam"]
     nan = np.where(sat, np.nan, 1.0)
     busy = np.where(np.isfinite(busy_m), busy_m, lam * a["Sp"])
@@ -2175,7 +2205,11 @@ def _spinlock(a: Mapping[str, np.ndarray]) -> PDQResult:
         if r["sat"]:
             sat[idx], bott[idx] = True, r["sat"]
             continue
-        R[idx], busy[idx], conf[idx] = r["R"], r["busy"], r["conflict"]
+        # no faster than the same handlers, with their lock cost, on k unrestricted
+        # processors
+        own1 = g["Sp"] + g["fk"] * g["o_lock"]
+        floor = _mgk_floor(g["avail"], g["lam"], own1, g["cs2"] * g["Sp"] ** 2 / own1 ** 2)
+        R[idx], busy[idx], conf[idx] = max(r["R"], floor), r["busy"], r["conflict"]
     lam = a["lam"]
     own = a["Sp"] + a["fk"] * a["o_lock"]             # the handler and its lock cost
     nan = np.where(sat, np.nan, 1.0)
@@ -2453,7 +2487,10 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     stationary one), one held back for its key's handlers held back before
     it, ``lambda_i`` times the held window; exact for one key without nosync handlers
     (with or without sequential ones), for one processor and for no more
-    keys than processors; see ``docs/models/pdq.rst`` for the equations and
+    keys than processors; its response (and the spin-lock discipline's) is
+    taken no lower than that of the same handlers on ``k`` unrestricted
+    processors, M/G/k by Allen-Cunneen (:func:`_mgk_floor`; multiplexed:
+    without the interrupts); see ``docs/models/pdq.rst`` for the equations and
     the measured accuracy.  *Exact chain* (``method="ctmc"``): the CTMC of the
     PDQ dispatch rules with phase-type handler times (:mod:`mva.markov`,
     :func:`mva.phasetype.fit`), for small configurations only.
