@@ -594,7 +594,7 @@ def _released_cdf(t: np.ndarray, cs2: float, nu: float, J: float, k: int, theta:
 
 
 def _drain_moments(cs2: Shape, lam_o: float, lam_s: float, nu: float, nu_b: float,
-                   v: float, batch: Shape | None = None) -> tuple[float, float]:
+                   v: float) -> tuple[float, float]:
     """First two moments of the drain of a sequential handler (mean-1 units).
 
     The drain is the time from when a sequential handler reaches the head of
@@ -612,8 +612,7 @@ def _drain_moments(cs2: Shape, lam_o: float, lam_s: float, nu: float, nu_b: floa
     previous sequential handler (geometric, mean ``nu_b``, fresh):
     ``P(D <= x) = 1 / (1 + nu_b F^c(x))``.  Rates are per mean handler time.
     """
-    t, Fc, dG, FcT, w = _drain_grid(_shape(cs2), float(lam_s),
-                                    None if batch is None else _shape(batch))
+    t, Fc, dG, FcT, w = _drain_grid(_shape(cs2), float(lam_s))
     cdf_free = (np.exp(-lam_o * dG) / (1.0 + nu * FcT) * w).sum(axis=1)
     cdf_blk = 1.0 / (1.0 + nu_b * Fc)
     tail = np.clip(1.0 - ((1.0 - v) * cdf_free + v * cdf_blk), 0.0, 1.0)
