@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import warnings
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 
 def fail(message: str) -> None:
@@ -80,3 +81,29 @@ def write_results(name: str, payload: dict[str, Any]) -> str:
         json.dump(payload, fh, indent=1)
     print(f"written {os.path.relpath(path, os.path.dirname(here))}")
     return path
+
+
+@contextlib.contextmanager
+def recorded(module: Any, name: str) -> Iterator[list[Any]]:
+    """While the block runs, what ``module.name`` returns is appended to the yielded list.
+
+    >>> import types
+    >>> m = types.SimpleNamespace(f=lambda x: 2 * x)
+    >>> with recorded(m, "f") as calls:
+    ...     _ = m.f(3)
+    >>> calls, m.f(1)
+    ([6], 2)
+    """
+    original = getattr(module, name)
+    calls: list[Any] = []
+
+    def spy(*a: Any, **kw: Any) -> Any:
+        res = original(*a, **kw)
+        calls.append(res)
+        return res
+
+    setattr(module, name, spy)
+    try:
+        yield calls
+    finally:
+        setattr(module, name, original)

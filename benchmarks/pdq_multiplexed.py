@@ -246,7 +246,7 @@ def main(argv: list[str]) -> int:
     import numpy as np
 
     import models.pdq as pdq
-    from benchmarks._stored import int_args, steps, worst_first, write_results
+    from benchmarks._stored import int_args, recorded, steps, worst_first, write_results
 
     arrivals, seed, n_pts = int_args(argv, (300_000, 7, 8), ("arrivals", "seed", "points"))
 
@@ -256,22 +256,13 @@ def main(argv: list[str]) -> int:
     scored = worst_first("pdq", lambda r: r["variant"] == "multiplexed" and r["f_sequential"] > 0,
                          lambda r: float(pdq.solve(params(r), "shared").response_time))
     scored = [x for x in scored if np.isfinite(x[0])][:n_pts]
-    calls: list[dict[str, Any]] = []
-    keyed = pdq._keyed_point
-
-    def spy(*a: Any, **kw: Any) -> dict[str, Any]:
-        res = keyed(*a, **kw)
-        calls.append(res)
-        return res
-
     out = []
     print(f"shared PDQ on multiplexed processors: stored reference, stand-alone simulation "
           f"({arrivals} arrivals, seed {seed}) and the key-aware method")
     print(f"{'i':>4} {'k':>3} {'keys':>5} {'f_seq':>6} {'O_int':>6} {'ref R':>7} {'sim R':>7} "
           f"{'model R':>8} {'int k/n/s':>16} {'sim E1':>7} {'mod E1':>7} {'sim v':>6} "
           f"{'mod v':>6} {'held':>6} {'started':>7}")
-    pdq._keyed_point = spy
-    try:
+    with recorded(pdq, "_keyed_point") as calls:
         for err, R, r in steps(scored, "pdq multiplexed: simulated points"):
             calls.clear()
             a = pdq._prepare(params(r))
@@ -291,8 +282,6 @@ def main(argv: list[str]) -> int:
             out.append({"i": r["i"], "point": {f: r[f] for f in FIELDS}, "ref_R": r["R"],
                         "ref_R_hw": r["R_hw"], "sim": s, "model_R": R,
                         "model_E1": ep[0], "model_v": ep[2]})
-    finally:
-        pdq._keyed_point = keyed
     write_results("pdq_multiplexed.json", {"arrivals": arrivals, "seed": seed, "rows": out})
     return 0
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -476,6 +476,22 @@ def _interrupt_shape(cs2: float, S: float, p: float, J: float) -> Shape:
     return (float(cs2), 1.0, float(min(p, 1.0)), J / S)
 
 
+def _lock_shape(cs2: float, a: float, p: float, J: float) -> Shape:
+    """Shape of ``a X + J I`` (``X`` of the family with ``cs2``, mean 1; ``I``
+    Bernoulli(``p``)): a spin-lock handler on its processor, in units of the
+    lock's holding time (``a = S / h``, ``J = o_lock / h``, ``p`` the keyed
+    fraction; the busiest key's handlers ``p = 1``, mean 1).
+
+    >>> _lock_shape(1.0, 1.0, 0.5, 0.0)
+    1.0
+    >>> _lock_shape(1.0, 0.25, 1.0, 0.75)
+    (1.0, 0.25, 1.0, 0.75)
+    """
+    if a == 1.0 and (p <= 0.0 or J <= 0.0):
+        return float(cs2)
+    return (float(cs2), float(a), float(min(max(p, 0.0), 1.0)), float(J))
+
+
 @functools.lru_cache(maxsize=256)
 def _survivals(cs2: Shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Grid ``t`` (mean-1 units) with the handler time's survival ``F^c(t)`` and
@@ -733,7 +749,7 @@ def _atom_gamma_cdf(x: np.ndarray, mean: float, m2: float, atom: float) -> np.nd
     return atom + (1.0 - atom) * gammainc(c1 * c1 / var, np.maximum(x, 0.0) * c1 / var)
 
 
-def _lane_drain_moments(cs2: float, lam_top: float, lam_rest: float, lam_s: float, tb: float,
+def _lane_drain_moments(cs2: Shape, lam_top: float, lam_rest: float, lam_s: float, tb: float,
                         v: float, stream: Shape | None = None,
                         released: tuple[float, int, float, float] | None = None
                         ) -> tuple[float, float]:
@@ -764,21 +780,31 @@ def _lane_drain_moments(cs2: float, lam_top: float, lam_rest: float, lam_s: floa
         F_blk = 1.0 / (1.0 + nu * Fc)
     else:
         J, kk, th, d = released
-        grid = _interrupt_shape(float(cs2), 1.0, 0.5, J)    # (a grid that reaches J)
+        c2 = cs2[0] if isinstance(cs2, tuple) else float(cs2)     # (multiplexed: a float)
+        grid = _interrupt_shape(c2, 1.0, 0.5, J)    # (a grid that reaches J)
         t, Fc, dG, FcT, w = _drain_grid(st, float(lam_s), grid)
-        F_blk = _released_cdf(t, float(cs2), d * nu, J, kk, th)
+        F_blk = _released_cdf(t, c2, d * nu, J, kk, th)
         if d < 1.0:
-            Fb = np.interp(t, *_survivals(float(cs2))[:2], right=0.0)
+            Fb = np.interp(t, *_survivals(c2)[:2], right=0.0)
             F_blk = F_blk / (1.0 + (1.0 - d) * nu * Fb)
         T = (_LAGUERRE[0] / max(lam_s, 1e-300))[None, :]
         F_rel = np.interp(t[:, None] + T, t, F_blk, right=1.0)
         F_free = (np.exp(-lam_rest * dG) * F_rel * w).sum(axis=1)
     if lam_top > 0.0:
         EV, EV2, a0 = (float(u[0]) for u in _lane_workload(np.array([lam_top]), lam_s, tb, cs2))
-        F_free = F_free * _atom_gamma_cdf(t, EV, EV2, a0)
         m2 = _handler_m2(cs2)
-        F_blk = F_blk * _atom_gamma_cdf(t, lam_top * tb, tb * lam_top * m2
-                                        + 2.0 * (tb * lam_top) ** 2, 1.0 / (1.0 + lam_top * tb))
+        B1, B2 = lam_top * tb, tb * lam_top * m2 + 2.0 * (tb * lam_top) ** 2
+        # the lane's work can outlast the handlers' own grid (a constant handler's ends
+        # at 1): extend it, the other handlers all done there (the grid spans their
+        # times, so their distribution is 1 beyond it)
+        end = max(EV, B1) + 12.0 * np.sqrt(max(EV2, B2))
+        if end > t[-1]:
+            ext = t[-1] + (end - t[-1]) * _GRID[1:]
+            F_free = np.concatenate([F_free, np.ones(ext.size)])
+            F_blk = np.concatenate([F_blk, np.ones(ext.size)])
+            t = np.concatenate([t, ext])
+        F_free = F_free * _atom_gamma_cdf(t, EV, EV2, a0)
+        F_blk = F_blk * _atom_gamma_cdf(t, B1, B2, 1.0 / (1.0 + B1))
     tail = np.clip(1.0 - ((1.0 - v) * F_free + v * F_blk), 0.0, 1.0)
     return float(np.trapezoid(tail, t)), float(np.trapezoid(2.0 * t * tail, t))
 
@@ -1879,13 +1905,8 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
     spin2_pk = 2.0 * spin_pk * spin_pk + lam_i * Eh3 / (3.0 * (1.0 - r))
     lam_o = lam_k + lam_n
     qk = lam_k / lam_o if lam_o > 0.0 else 0.0
-    # the drain before a sequential handler: the longest remaining work of the handlers
-    # started since the last episode (their own times, without spinning: a key's spinners
-    # are its backlog, served one after another)
+    # a handler's own time on its processor, without spinning
     Sw = qk * h + (1.0 - qk) * S
-    # (the mixture's variance V + q_k (1 - q_k) o_lock^2, written so that q_k = 0 gives
-    # cs2 exactly: the handler-time family switches at cs2 = 1e-3)
-    cs2w = cs2 * (S / Sw) ** 2 + qk * (1.0 - qk) * (o_lock / Sw) ** 2
     rsafe = np.maximum(r, 1e-300)
 
     def pool(Wp: float) -> tuple[float, np.ndarray, float, float]:
@@ -1932,10 +1953,30 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
     hold = h + spin                                   # a keyed handler on its processor
     # sequential episodes: the fixed point of their clearing time C (the fraction of the
     # time they block the queue v = lambda_s (C + S)); no fixed point: no steady state
-    backlog = float(np.max(lam_i * spin, initial=0.0))
     C, varD, drain, it = 0.0, 0.0, 0.0, 0
+    # the drain (the handlers started since the last episode, their own times: a key's
+    # spinners are its backlog), in units of the lock's holding time h: the busiest
+    # key's handlers hold its lock one after another (a lane, as in the key-aware shared
+    # queue), the others run in parallel as the mixture they are -- a keyed one
+    # S + o_lock, a nosync one S; or, if longer, all of them in parallel and then the
+    # pool queue worked off on all processors (as _keyed_point's clearing time)
+    # (without keyed handlers in units of S: the shared queue's drain, exactly)
+    top = float(lam_i.max(initial=0.0))
+    u = h if lam_k > 0.0 else S
+    lane = _lock_shape(cs2, S / u, 1.0, o_lock / u)
+    rest = _lock_shape(cs2, S / u, (lam_k - top) / (lam_o - top) if lam_o > top else 0.0,
+                       o_lock / u)
+    every = _lock_shape(cs2, S / u, qk, o_lock / u)
+    pool_q = Lq * Sb / k
+
+    def drain_of(held: float, v: float) -> tuple[float, float, float]:
+        m1_, m2_ = _lane_drain_moments(lane, top * u, (lam_o - top) * u, lam_s * u, held / u,
+                                       v, rest)
+        par = u * _drain_moments(every, lam_o * u, lam_s * u, lam_o * held, lam_o * held, v)[0]
+        return max(u * m1_, par + pool_q), u * m1_, u * u * (m2_ - m1_ * m1_)
+
     if lam_s > 0.0:
-        found = _episode_clearing(lam_s, lam_o, S, V, Sw, cs2w, max(backlog * h, Lq * Sb / k),
+        found = _episode_clearing(lam_s, S, V, drain_of,
                                   (1.0 - lam_o * Sb / k) / lam_s - S)
         if found is None:
             out["sat"] = "sequential"
@@ -1954,7 +1995,10 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
     R = fk * (Wp + float(np.sum(p * hold)) + Wres_o) + fn * (Wp + S + Wres_o) \
         + fs * (Wp + Wres + C + S)
     busy = lam_k * float(np.sum(p * hold)) + (lam_n + lam_s) * S
-    out.update(R=R, conflict=float(np.sum(p * r)), busy=busy, conv=True, iterations=it + 1)
+    # the sequential episodes (mean, second moment, load, clearing time), reported for
+    # benchmarks/pdq_spinlock.py
+    out.update(R=R, conflict=float(np.sum(p * r)), busy=busy, conv=True, iterations=it + 1,
+               episode=(E1, E2, v, C) if lam_s > 0.0 else None)
     return out
 
 
@@ -1963,63 +2007,101 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
 _EPISODE_ITER = 60
 _EPISODE_GRID = 48
 
+#: sequential episodes (spin-lock): relative tolerance of the clearing time and the drain,
+#: and the rounding level below which a step that no longer shrinks ends the iteration
+#: too (the busiest key's workload cancels terms of order ``1 / q^2`` for rare sequential
+#: handlers, about 1e-8 of its mean at ``q =`` :data:`LANE_MIN_RATE`)
+_EPISODE_TOL = 1e-11
+_EPISODE_NOISE = 1e-6
 
-def _episode_clearing(lam_s: float, lam_o: float, S: float, V: float, Sw: float, cs2w: float,
-                      fixed: float, C_max: float
-                      ) -> tuple[float, float, float, int] | None:
+
+def _episode_clearing(lam_s: float, S: float, V: float,
+                      drain_of: Callable[[float, float], tuple[float, float, float]],
+                      C_max: float) -> tuple[float, float, float, int] | None:
     """Smallest fixed point ``C = g(C)`` of a sequential episode's clearing time (spin-lock).
 
-    ``g(C) = drain(C) + fixed``: the drain (:func:`_drain_moments`, whose
-    batch held back by the previous episode grows with the episodes' own
-    M/G/1 wait, so with ``C``) plus the constant part ``fixed`` (the spinners
-    of the hottest key, the pool queue).  The episodes block the queue a
+    ``g(C)`` is the clearing time of ``drain_of(held, v)`` (with the drain's
+    mean and variance; the clearing time adds what the processors hold back,
+    a constant part), given the window ``held`` over which the previous
+    episode held handlers back and the episodes' load ``v``; the window grows
+    with the episodes' own M/G/1 wait, so with ``C``.  The episodes block the queue a
     fraction ``v = lambda_s (C + S)`` of the time; a steady state needs
     ``lambda_o S_b < k (1 - v)``, i.e. ``C < C_max``.  ``g`` increases with
     ``C``, so the iteration ``C_{n+1} = g(C_n)`` from 0 rises to the smallest
     fixed point, and there is none below ``C_max`` when it passes ``C_max``.
+    Where the iteration converges slowly (linearly: the busiest key's work
+    grows with the window held back), Aitken's extrapolation of three
+    iterates, once past the fixed point, brackets it for Brent's method.
     Near the fold (a double root: the iteration slows down without end) the
     question is decided by the minimum of ``g(C) - C`` over ``[C_n, C_max)``
     (a grid, refined by a bounded scalar minimisation) and the root found by
-    Brent's method.  Returns ``(C, drain, var_drain, iterations)`` or
-    ``None`` when there is no steady state.
+    Brent's method.  ``g`` is evaluated once per ``C`` (the drain's warm
+    start moves it within its rounding, and a bracket must keep its signs).
+    Returns ``(C, drain, var_drain, iterations)`` or ``None`` when there is
+    no steady state.
     """
     from scipy.optimize import brentq, minimize_scalar
 
     if C_max <= 0.0:
         return None
     state = [0.0, 0.0]                     # drain, its variance (warm start of the inner loop)
+    # (values kept: the warm start moves g(C) within the drain's rounding, and the
+    # bracketing below must see the same sign at the same C)
+    memo: dict[float, tuple[float, float, float]] = {}
 
     def g(C: float) -> tuple[float, float, float]:
+        if C in memo:
+            return memo[C]
+        if C > 1e100 * S:                  # (the fold test's grid reaches C_max ~ 1 / lam_s)
+            return np.inf, np.inf, np.inf
         v = lam_s * (C + S)
         drain, varD = state
+        last = np.inf
         for _ in range(200):
             E1 = C + S
             E2 = E1 * E1 + V + varD + max(C - drain, 0.0) ** 2
             Wb = lam_s * E2 / 2.0 / (1.0 - v)
             Rs = Wb + C + S
-            nu = lam_o * Rs / (1.0 + lam_s * Rs)
-            m1_, m2_ = _drain_moments(float(cs2w), lam_o * Sw, lam_s * Sw, nu, nu, v)
-            d_new, vd_new = Sw * m1_, Sw * Sw * (m2_ - m1_ * m1_)
-            done = (abs(d_new - drain) <= 1e-12 * (S + d_new)
-                    and abs(vd_new - varD) <= 1e-12 * (S * S + vd_new))
+            c_new, d_new, vd_new = drain_of(Rs / (1.0 + lam_s * Rs), v)
+            step = max(abs(d_new - drain) / (S + d_new), abs(vd_new - varD) / (S * S + vd_new))
             drain, varD = d_new, vd_new
-            if done:
+            if step <= _EPISODE_TOL or (step <= _EPISODE_NOISE and step >= last):
                 break
+            last = step
         else:
             from mva.errors import ConvergenceError
             raise ConvergenceError(f"pdq spinlock: the drain of a sequential handler did not "
                                    f"converge at C={C:.6g} (200 iterations)")
         state[0], state[1] = drain, varD
-        return drain + fixed, drain, varD
+        memo[C] = (c_new, drain, varD)
+        return memo[C]
 
-    C = 0.0
+    C, last, gain = 0.0, np.inf, 0.0
     for it in range(1, _EPISODE_ITER + 1):
         clear, drain, varD = g(C)
         if clear >= C_max:
             return None                   # the iterate stays below every fixed point
-        if abs(clear - C) <= 1e-11 * (S + clear):
+        step = abs(clear - C) / (S + clear)
+        if step <= _EPISODE_TOL or (step <= _EPISODE_NOISE and step >= last):
             return clear, drain, varD, it
-        C = clear
+        if it % 3 == 0 and 0.0 < clear - C < gain:
+            # slow, linear convergence (the busiest key's work grows with the window
+            # held back, so with C): Aitken's extrapolation; past the fixed point it
+            # brackets it
+            r = (clear - C) / gain
+            rest = (clear - C) * r / (1.0 - r)
+            for m in (1.0, 10.0, 100.0):
+                guess = clear + m * rest
+                if guess >= C_max or g(guess)[0] - guess <= 0.0:
+                    break
+            if guess < C_max and g(guess)[0] - guess <= 0.0:
+                root = clear
+                if g(clear)[0] - clear > 0.0:        # (else a fixed point within rounding)
+                    root = brentq(lambda x: g(x)[0] - x, clear, guess,
+                                  xtol=1e-12 * (S + guess), maxiter=200)
+                clear, drain, varD = g(root)
+                return root, drain, varD, it
+        C, last, gain = clear, step, clear - C
     # near the fold: does g(C) - C reach zero below C_max?
     top = C_max * (1.0 - 1e-9)
     if top <= C:
@@ -2036,7 +2118,12 @@ def _episode_clearing(lam_s: float, lam_o: float, S: float, V: float, Sw: float,
         if not (res.fun <= 0.0):
             return None
         x_min = float(res.x)
-    root = brentq(lambda x: g(x)[0] - x, C, x_min, xtol=1e-12 * (S + x_min), maxiter=200)
+    if g(x_min)[0] - x_min > 0.0:
+        root = x_min                   # a tangent within the drain's rounding: the fold itself
+    elif g(C)[0] - C <= 0.0:
+        root = C                       # the iterate is a fixed point within that rounding
+    else:
+        root = brentq(lambda x: g(x)[0] - x, C, x_min, xtol=1e-12 * (S + x_min), maxiter=200)
     clear, drain, varD = g(root)
     return root, drain, varD, _EPISODE_ITER
 
@@ -2426,7 +2513,10 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     keyed handlers for ``h + s_i``; a handler that waited ``W_p`` for a
     processor spins ``s_i exp(-r_i W_p / s_i)`` (the lock's queue ahead was
     served meanwhile), a fixed point in ``W_p``; sequential episodes as in
-    the key-aware shared queue.  Exact for one key without nosync handlers
+    the key-aware shared queue, their drain the busiest key's lock as a lane
+    and the other handlers in parallel as the mixture of ``S' + o_lock``
+    (keyed) and ``S'`` (nosync), or all in parallel and then the pool queue,
+    whichever is longer.  Exact for one key without nosync handlers
     (one FCFS server) and equal to the shared queue without keyed handlers.
     Saturated exactly where the decomposition has no steady state: the
     hottest lock (``r_1 >= 1``, ``"lock"``), the processors without spinning
