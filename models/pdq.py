@@ -464,23 +464,23 @@ def _interrupt_shape(cs2: float, S: float, p: float, J: float) -> Shape:
     ``I`` Bernoulli(``p``)): a multiplexed processor's handler that pays the
     interrupt ``J`` with probability ``p``.
 
-    Returns ``cs2`` itself when no handler pays the jump.
+    Returns ``cs2`` itself when no handler pays the jump (:func:`_lock_shape`
+    with ``a = 1``).
 
     >>> _interrupt_shape(1.0, 100.0, 0.0, 300.0)
     1.0
     >>> _interrupt_shape(1.0, 100.0, 0.25, 300.0)
     (1.0, 1.0, 0.25, 3.0)
     """
-    if p <= 0.0 or J <= 0.0:
-        return float(cs2)
-    return (float(cs2), 1.0, float(min(p, 1.0)), J / S)
+    return _lock_shape(cs2, 1.0, p, J / S)
 
 
 def _lock_shape(cs2: float, a: float, p: float, J: float) -> Shape:
     """Shape of ``a X + J I`` (``X`` of the family with ``cs2``, mean 1; ``I``
     Bernoulli(``p``)): a spin-lock handler on its processor, in units of the
     lock's holding time (``a = S / h``, ``J = o_lock / h``, ``p`` the keyed
-    fraction; the busiest key's handlers ``p = 1``, mean 1).
+    fraction; the busiest key's handlers ``p = 1``, mean 1); ``cs2`` itself
+    where that is the family (``a = 1``, no jump).
 
     >>> _lock_shape(1.0, 1.0, 0.5, 0.0)
     1.0
@@ -1845,15 +1845,12 @@ def _mgk_floor(k: float, lam: float, S: float, cs2: float) -> float:
     >>> round(_mgk_floor(2, 0.8, 1.0, 1.0), 6)      # M/M/2 at 0.4: 1 + 0.2286 / 1.2
     1.190476
     """
-    a = lam * S
+    from mva.open import mmc
+
     kk = int(round(k))
-    if a <= 0.0 or a >= kk:
+    if lam <= 0.0 or lam * S >= kk:
         return S
-    b = 1.0                                  # Erlang B by its recursion, then C
-    for j in range(1, kk + 1):
-        b = a * b / (j + a * b)
-    c = b / (1.0 - (a / kk) * (1.0 - b))
-    return S + (1.0 + cs2) / 2.0 * c * S / (kk - a)
+    return S + (1.0 + cs2) / 2.0 * float(mmc(lam, S, kk).waiting_time)
 
 
 def _gamma_m3(m: float, cs2: float) -> float:
@@ -1972,7 +1969,8 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
     def drain_of(held: float, v: float) -> tuple[float, float, float]:
         m1_, m2_ = _lane_drain_moments(lane, top * u, (lam_o - top) * u, lam_s * u, held / u,
                                        v, rest)
-        par = u * _drain_moments(every, lam_o * u, lam_s * u, lam_o * held, lam_o * held, v)[0]
+        par = u * m1_ if top <= 0.0 else \
+            u * _drain_moments(every, lam_o * u, lam_s * u, lam_o * held, lam_o * held, v)[0]
         return max(u * m1_, par + pool_q), u * m1_, u * u * (m2_ - m1_ * m1_)
 
     if lam_s > 0.0:
@@ -2076,6 +2074,22 @@ def _episode_clearing(lam_s: float, S: float, V: float,
         memo[C] = (c_new, drain, varD)
         return memo[C]
 
+    def h(x: float) -> float:
+        return g(x)[0] - x
+
+    def settle(lo: float, hi: float, it: int) -> tuple[float, float, float, int]:
+        """The fixed point in ``[lo, hi]`` by Brent's method; ``hi`` where ``h(hi) > 0``
+        (the fold's tangent) and ``lo`` where ``h(lo) <= 0`` (a fixed point), both within
+        the drain's rounding."""
+        if h(hi) > 0.0:
+            root = hi
+        elif h(lo) <= 0.0:
+            root = lo
+        else:
+            root = brentq(h, lo, hi, xtol=1e-12 * (S + hi), maxiter=200)
+        _, drain, varD = g(root)
+        return root, drain, varD, it
+
     C, last, gain = 0.0, np.inf, 0.0
     for it in range(1, _EPISODE_ITER + 1):
         clear, drain, varD = g(C)
@@ -2089,43 +2103,31 @@ def _episode_clearing(lam_s: float, S: float, V: float,
             # held back, so with C): Aitken's extrapolation; past the fixed point it
             # brackets it
             r = (clear - C) / gain
-            rest = (clear - C) * r / (1.0 - r)
+            remaining = (clear - C) * r / (1.0 - r)
             for m in (1.0, 10.0, 100.0):
-                guess = clear + m * rest
-                if guess >= C_max or g(guess)[0] - guess <= 0.0:
+                guess = clear + m * remaining
+                if guess >= C_max:
                     break
-            if guess < C_max and g(guess)[0] - guess <= 0.0:
-                root = clear
-                if g(clear)[0] - clear > 0.0:        # (else a fixed point within rounding)
-                    root = brentq(lambda x: g(x)[0] - x, clear, guess,
-                                  xtol=1e-12 * (S + guess), maxiter=200)
-                clear, drain, varD = g(root)
-                return root, drain, varD, it
+                if h(guess) <= 0.0:
+                    return settle(clear, guess, it)
         C, last, gain = clear, step, clear - C
     # near the fold: does g(C) - C reach zero below C_max?
     top = C_max * (1.0 - 1e-9)
     if top <= C:
         return None
     xs = C + (top - C) * (np.geomspace(1e-6, 1.0, _EPISODE_GRID))
-    F = np.array([g(float(x))[0] - float(x) for x in xs])
+    F = np.array([h(float(x)) for x in xs])
     j = int(np.argmin(F))
     x_min, F_min = float(xs[j]), float(F[j])
     if F_min > 0.0:
         lo_b = float(xs[j - 1]) if j > 0 else C
         hi_b = float(xs[j + 1]) if j + 1 < xs.size else top
-        res = minimize_scalar(lambda x: g(x)[0] - x, bounds=(lo_b, hi_b), method="bounded",
+        res = minimize_scalar(h, bounds=(lo_b, hi_b), method="bounded",
                               options={"xatol": 1e-12 * (S + hi_b)})
         if not (res.fun <= 0.0):
             return None
         x_min = float(res.x)
-    if g(x_min)[0] - x_min > 0.0:
-        root = x_min                   # a tangent within the drain's rounding: the fold itself
-    elif g(C)[0] - C <= 0.0:
-        root = C                       # the iterate is a fixed point within that rounding
-    else:
-        root = brentq(lambda x: g(x)[0] - x, C, x_min, xtol=1e-12 * (S + x_min), maxiter=200)
-    clear, drain, varD = g(root)
-    return root, drain, varD, _EPISODE_ITER
+    return settle(C, x_min, _EPISODE_ITER)
 
 
 def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
@@ -2281,6 +2283,7 @@ def _spinlock(a: Mapping[str, np.ndarray]) -> PDQResult:
     sat = np.zeros(shape, dtype=bool)
     bott = np.full(shape, "", dtype=object)
     cache: dict[tuple[int, float], np.ndarray] = {}
+    own = a["Sp"] + a["fk"] * a["o_lock"]             # the handler and its lock cost
     for idx in np.ndindex(shape):
         g = {n: float(v[idx]) for n, v in a.items()}
         key = (int(g["n_keys"]), g["key_skew"])
@@ -2293,11 +2296,10 @@ def _spinlock(a: Mapping[str, np.ndarray]) -> PDQResult:
             continue
         # no faster than the same handlers, with their lock cost, on k unrestricted
         # processors
-        own1 = g["Sp"] + g["fk"] * g["o_lock"]
+        own1 = float(own[idx])
         floor = _mgk_floor(g["avail"], g["lam"], own1, g["cs2"] * g["Sp"] ** 2 / own1 ** 2)
         R[idx], busy[idx], conf[idx] = max(r["R"], floor), r["busy"], r["conflict"]
     lam = a["lam"]
-    own = a["Sp"] + a["fk"] * a["o_lock"]             # the handler and its lock cost
     nan = np.where(sat, np.nan, 1.0)
     vals = dict(response_time=R * nan, waiting_time=(R - own) * nan,
                 response_time_s=R / a["clock_hz"] * nan, throughput=lam * nan,
