@@ -717,7 +717,7 @@ def _lane_workload(lam: np.ndarray, q: float, tb: float, cs2: Shape
     ``cs2 = 4``).
     """
     lam = np.asarray(lam, float)
-    q = max(float(q), LANE_MIN_RATE)
+    q = np.maximum(np.asarray(q, float), LANE_MIN_RATE)
     rho = np.minimum(lam, 1.0 - 1e-12)
     # Newton from the upper bound q / (1 - rho) (phi is convex: monotone convergence)
     eta = q / (1.0 - rho)
@@ -727,6 +727,10 @@ def _lane_workload(lam: np.ndarray, q: float, tb: float, cs2: Shape
         eta = eta - step
         if np.all(np.abs(step) <= 1e-13 * eta):
             break
+    # one step more, to the rounding (quadratic convergence): the moments' terms cancel as
+    # 1 / q^2, and _lane_at_times weighs them with large alternating weights
+    B, dB = _handler_lst(cs2, eta)
+    eta = eta - (eta - lam * (1.0 - B) - q) / (1.0 + lam * dB)
     B = _handler_lst(cs2, eta)[0]
     m2 = _handler_m2(cs2)
     beta = 1.0 / (1.0 + tb * lam * (1.0 - B))
@@ -737,34 +741,103 @@ def _lane_workload(lam: np.ndarray, q: float, tb: float, cs2: Shape
     return np.maximum(EV, 0.0), np.maximum(EV2, 0.0), np.clip(q / eta * beta, 0.0, 1.0)
 
 
-def _atom_gamma_cdf(x: np.ndarray, mean: float, m2: float, atom: float) -> np.ndarray:
-    """Distribution function with an atom at 0 and a gamma part matching ``mean`` and ``m2``."""
+def _atom_gamma_cdf(x: np.ndarray, mean: Any, m2: Any, atom: Any) -> np.ndarray:
+    """Distribution function with an atom at 0 and a gamma part matching ``mean`` and ``m2``
+    (broadcast: ``mean``, ``m2`` and ``atom`` may be arrays of the shape of ``x``'s columns)."""
     from scipy.special import gammainc
 
-    atom = min(max(atom, 0.0), 1.0)
-    if mean <= 1e-12 or atom >= 1.0 - 1e-12:
-        return np.ones_like(x)
-    c1, c2 = mean / (1.0 - atom), m2 / (1.0 - atom)
-    var = max(c2 - c1 * c1, 1e-6 * c1 * c1)
-    return atom + (1.0 - atom) * gammainc(c1 * c1 / var, np.maximum(x, 0.0) * c1 / var)
+    atom = np.clip(atom, 0.0, 1.0)
+    mean = np.asarray(mean, float)
+    none = (mean <= 1e-12) | (atom >= 1.0 - 1e-12)
+    left = np.where(none, 1.0, 1.0 - atom)
+    c1, c2 = mean / left, np.asarray(m2, float) / left
+    var = np.maximum(c2 - c1 * c1, 1e-6 * c1 * c1)
+    var = np.where(none, 1.0, var)
+    F = atom + (1.0 - atom) * gammainc(np.where(none, 1.0, c1 * c1 / var),
+                                       np.maximum(x, 0.0) * c1 / var)
+    return np.where(none, 1.0, F)
 
 
-def _lane_drain_moments(cs2: Shape, lam_top: float, lam_rest: float, lam_s: float, tb: float,
+#: a key's work is taken stationary this many relaxation times of its queue after the
+#: last episode (:func:`_lane_at_times`)
+LANE_RELAX = 20.0
+
+#: Gaver-Stehfest weights (``2 N`` terms): a key's work at a fixed time since the last
+#: sequential episode from its transform at exponential times (:func:`_lane_at_times`)
+_STEHFEST_N = 5
+
+
+def _stehfest_weights(n: int) -> np.ndarray:
+    from math import factorial
+
+    out = np.zeros(2 * n)
+    for k in range(1, 2 * n + 1):
+        s = 0.0
+        for j in range((k + 1) // 2, min(k, n) + 1):
+            s += (j ** n * factorial(2 * j)
+                  / (factorial(n - j) * factorial(j) * factorial(j - 1) * factorial(k - j)
+                     * factorial(2 * j - k)))
+        out[k - 1] = (-1) ** (k + n) * s
+    return out
+
+
+_STEHFEST = _stehfest_weights(_STEHFEST_N)
+
+
+def _lane_at_times(lam: np.ndarray, T: np.ndarray, tb: float, cs2: Shape
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""``(E[V], E[V^2], P(V = 0))`` of a key's work a time ``T`` after the last episode.
+
+    :func:`_lane_workload` gives them at an exponential time of rate ``q``,
+    which is ``q`` times their Laplace transform in ``T``; this inverts it
+    by Gaver-Stehfest (:data:`_STEHFEST_N`), :math:`f(T) pprox (\ln 2 / T)
+    \sum_k V_k F(k \ln 2 / T)`.  Rows: the rates ``lam``; columns: the times
+    ``T``.  Where ``ln 2 / T`` is below :data:`LANE_MIN_RATE` the key's work
+    is about stationary and the values at that rate are used.
+    """
+    lam = np.asarray(lam, float)[:, None, None]
+    T = np.asarray(T, float)[None, :]
+    # past LANE_RELAX relaxation times of the key's queue (m_2 / (1 - sqrt(rho))^2,
+    # in mean handler times) after the batch held back has cleared (rho t_b / (1 - rho))
+    # its work is stationary; the transform's terms cancel as
+    # 1 / q^2 there, and the inversion's weights would amplify their rounding
+    rho = np.minimum(lam[:, :, 0], 1.0 - 1e-12)
+    relax = LANE_RELAX * _handler_m2(cs2) / (1.0 - np.sqrt(rho)) ** 2 + rho * tb / (1.0 - rho)
+    far = (T > relax) | (np.log(2.0) / T < LANE_MIN_RATE)
+    Tc = np.where(far, np.minimum(relax, np.log(2.0) / LANE_MIN_RATE), T)
+    k = np.arange(1, _STEHFEST.size + 1)
+    q = k[None, :, None] * np.log(2.0) / Tc[:, None, :]
+    EV, EV2, P0 = _lane_workload(lam, q, tb, cs2)
+    wq = _STEHFEST[None, :, None] * np.log(2.0) / Tc[:, None, :] / q
+    out = [np.sum(wq * x, axis=1) for x in (EV, EV2, P0)]
+    if far.any():
+        s = _lane_workload(lam[:, :, 0], LANE_MIN_RATE, 0.0, cs2)    # (the batch long gone)
+        out = [np.where(far, si, o) for si, o in zip(s, out)]
+    m1 = np.maximum(out[0], 0.0)
+    m2 = np.maximum(out[1], m1 * m1)
+    return m1, m2, np.clip(out[2], 0.0, 1.0)
+
+
+def _lane_drain_moments(cs2: Shape, lanes: Any, lam_rest: float, lam_s: float, tb: float,
                         v: float, stream: Shape | None = None,
                         released: tuple[float, int, float, float] | None = None
                         ) -> tuple[float, float]:
-    r"""First two moments of the drain with the busiest key as a lane (mean-1 units).
+    r"""First two moments of the drain with the busiest keys as lanes (mean-1 units).
 
-    As :func:`_drain_moments`, but the handlers of the busiest key (rate
-    ``lam_top``) run one after another: in a free period its work is
-    :func:`_lane_workload`; after an episode (probability ``v``) it is the
-    batch held back, a compound Poisson sum over a window exponential of
-    mean ``tb`` (mean :math:`\lambda t_b`, second moment :math:`t_b
-    \lambda m_2 + 2 t_b^2 \lambda^2`, none with probability
-    :math:`1/(1 + \lambda t_b)`).  Each is taken as an atom at 0 and a
-    gamma part with these moments, and the drain is the later of the key's
-    work and the other handlers (rate ``lam_rest``, in parallel as in
-    :func:`_drain_moments`), independent.  Multiplexed processors:
+    As :func:`_drain_moments`, but the handlers of each key in ``lanes``
+    (their rates, :func:`_lanes`) run one after another.  In a free period
+    a key's work a time ``T`` after the last episode is
+    :func:`_lane_at_times` (the M/G/1 workload from the batch held back by
+    that episode); given ``T`` the keys' works and the other handlers (rate
+    ``lam_rest``, in parallel as in :func:`_drain_moments`) are independent,
+    so the drain's distribution is their product averaged over ``T``
+    (the free period's Gauss-Laguerre nodes).  After an episode
+    (probability ``v``) a key's work is the batch held back, a compound
+    Poisson sum over a window exponential of mean ``tb`` (mean
+    :math:`\lambda t_b`, second moment :math:`t_b \lambda m_2 + 2 t_b^2
+    \lambda^2`, none with probability :math:`1/(1 + \lambda t_b)`), taken
+    independent of the other keys'.  Each key's work is an atom at 0 and a
+    gamma part with these moments.  Multiplexed processors:
     ``stream``, the shape of the handlers started as they arrive
     (:func:`_interrupt_shape`; default ``cs2``), and ``released = (J, k,
     theta, d)``, the held batch's interrupts (:func:`_released_cdf`): a
@@ -774,39 +847,83 @@ def _lane_drain_moments(cs2: Shape, lam_top: float, lam_rest: float, lam_s: floa
     """
     st = _shape(cs2) if stream is None else _shape(stream)
     nu = lam_rest * tb
+    lanes = np.atleast_1d(np.asarray(lanes, float))
+    lanes = lanes[lanes > 0.0]
+    # (after an episode the keys beyond the busiest run in parallel, with the rest)
+    nu_b = (lam_rest + float(lanes[1:].sum())) * tb
     if released is None:
         t, Fc, dG, FcT, w = _drain_grid(st, float(lam_s))
-        F_free = (np.exp(-lam_rest * dG) / (1.0 + nu * FcT) * w).sum(axis=1)
-        F_blk = 1.0 / (1.0 + nu * Fc)
+        F_free = np.exp(-lam_rest * dG) / (1.0 + nu * FcT)
+        F_blk = 1.0 / (1.0 + nu_b * Fc)
     else:
         J, kk, th, d = released
         c2 = cs2[0] if isinstance(cs2, tuple) else float(cs2)     # (multiplexed: a float)
         grid = _interrupt_shape(c2, 1.0, 0.5, J)    # (a grid that reaches J)
         t, Fc, dG, FcT, w = _drain_grid(st, float(lam_s), grid)
-        F_blk = _released_cdf(t, c2, d * nu, J, kk, th)
-        if d < 1.0:
-            Fb = np.interp(t, *_survivals(c2)[:2], right=0.0)
-            F_blk = F_blk / (1.0 + (1.0 - d) * nu * Fb)
+        Fb = np.interp(t, *_survivals(c2)[:2], right=0.0)
+
+        def released_of(n: float) -> np.ndarray:
+            return _released_cdf(t, c2, d * n, J, kk, th) / (1.0 + (1.0 - d) * n * Fb)
+
+        F_blk = released_of(nu_b)
         T = (_LAGUERRE[0] / max(lam_s, 1e-300))[None, :]
-        F_rel = np.interp(t[:, None] + T, t, F_blk, right=1.0)
-        F_free = (np.exp(-lam_rest * dG) * F_rel * w).sum(axis=1)
-    if lam_top > 0.0:
-        EV, EV2, a0 = (float(u[0]) for u in _lane_workload(np.array([lam_top]), lam_s, tb, cs2))
+        F_rel = np.interp(t[:, None] + T, t, released_of(nu) if nu_b != nu else F_blk,
+                          right=1.0)
+        F_free = np.exp(-lam_rest * dG) * F_rel
+    if lanes.size:
+        # (the keys' distributions on every LANE_STRIDE-th point of the grid: the
+        # gamma functions are most of the cost)
+        # and at the free period's nodes of weight LANE_NODE_WEIGHT or more
+        pick = np.unique(np.r_[np.arange(0, t.size, LANE_STRIDE), t.size - 1])
+        live = w[0] >= LANE_NODE_WEIGHT
+        t, F_free, F_blk, w = t[pick], F_free[pick][:, live], F_blk[pick], w[:, live]
+        T = _LAGUERRE[0][live] / max(lam_s, 1e-300)
+        # keys of equal rates (uniform keys) are one distribution, to a power
+        top = float(lanes[0])
+        lanes, count = np.unique(lanes, return_counts=True)
+        EV, EV2, a0 = _lane_at_times(lanes, T, tb, cs2)
         m2 = _handler_m2(cs2)
-        B1, B2 = lam_top * tb, tb * lam_top * m2 + 2.0 * (tb * lam_top) ** 2
-        # the lane's work can outlast the handlers' own grid (a constant handler's ends
+        B1, B2 = top * tb, tb * top * m2 + 2.0 * (tb * top) ** 2
+        # the lanes' work can outlast the handlers' own grid (a constant handler's ends
         # at 1): extend it, the other handlers all done there (the grid spans their
         # times, so their distribution is 1 beyond it)
-        end = max(EV, B1) + 12.0 * np.sqrt(max(EV2, B2))
+        end = max(float(EV.max()), B1) + 12.0 * np.sqrt(max(float(EV2.max()), B2))
         if end > t[-1]:
-            ext = t[-1] + (end - t[-1]) * _GRID[1:]
-            F_free = np.concatenate([F_free, np.ones(ext.size)])
+            ext = t[-1] + (end - t[-1]) * _GRID[LANE_STRIDE::LANE_STRIDE]
+            F_free = np.concatenate([F_free, np.ones((ext.size, F_free.shape[1]))])
             F_blk = np.concatenate([F_blk, np.ones(ext.size)])
             t = np.concatenate([t, ext])
-        F_free = F_free * _atom_gamma_cdf(t, EV, EV2, a0)
+        x = t[:, None]
+        for i in range(lanes.size):
+            F_free = F_free * _atom_gamma_cdf(x, EV[i], EV2[i], a0[i]) ** count[i]
         F_blk = F_blk * _atom_gamma_cdf(t, B1, B2, 1.0 / (1.0 + B1))
+    F_free = (F_free * w).sum(axis=1)
     tail = np.clip(1.0 - ((1.0 - v) * F_free + v * F_blk), 0.0, 1.0)
     return float(np.trapezoid(tail, t)), float(np.trapezoid(2.0 * t * tail, t))
+
+
+#: the keys' work is evaluated on every this-many-th point of the drain's grid
+#: (:func:`_lane_drain_moments`)
+LANE_STRIDE = 6
+
+#: ... and at the free period's Gauss-Laguerre nodes of at least this weight (the
+#: others, 3e-10 together, are left out of the drain's distribution)
+LANE_NODE_WEIGHT = 1e-9
+
+#: most keys whose handlers the drain runs one after another (:func:`_lanes`)
+LANES_MAX = 8
+
+#: ... among those whose rate is at least this fraction of the busiest key's
+LANE_SHARE = 0.1
+
+
+def _lanes(lam_i: np.ndarray) -> np.ndarray:
+    """The rates of the keys the drain takes as lanes: the busiest :data:`LANES_MAX`
+    of those at :data:`LANE_SHARE` of the busiest key's rate or more."""
+    lam_i = np.sort(np.asarray(lam_i, float))[::-1]
+    if not lam_i.size or lam_i[0] <= 0.0:
+        return lam_i[:0]
+    return lam_i[:LANES_MAX][lam_i[:LANES_MAX] >= LANE_SHARE * lam_i[0]]
 
 
 def _key_sums(K: np.ndarray, skew: np.ndarray, fk: np.ndarray, fns: np.ndarray,
@@ -1638,6 +1755,61 @@ def _batch_dispatchable(nu: float, fk: float, fn: float, p: np.ndarray) -> float
     return min(nu * fn / tot + distinct, nu)
 
 
+class _Mixing:
+    r"""The key-aware fixed point's step on ``x = (W_p, C, v)``: Anderson mixing.
+
+    The plain step is ``x + (g(x) - x) / 2``; with the last :data:`MIXING_MEMORY`
+    iterates and residuals ``f = g(x) - x`` (times scaled by ``S``), Anderson's
+    type-II step :math:`x + f/2 - (\Delta X + \Delta F / 2)\gamma`, :math:`\gamma`
+    the least-squares fit of ``f`` by :math:`\Delta F`, is taken where it stays in
+    the domain (no negative time, ``v < 1``, no longer than ten plain steps); else
+    the plain step, and the history restarts.  An Anderson step after which the
+    processors or the episodes saturate is replaced by the plain one, and the
+    iteration goes on with plain steps (:meth:`retreat`): the stability region
+    is the plain iteration's.  Same fixed point, a third to a fifth of the
+    steps (Walker and Ni 2011).
+    """
+
+    def __init__(self, S: float) -> None:
+        self.unit = np.array([S, S, 1.0])
+        self.X: list[np.ndarray] = []
+        self.F: list[np.ndarray] = []
+        self.accelerated = False       # the last step was Anderson's
+        self.off = False               # plain steps only (after an overshoot)
+        self.plain = np.zeros(3)
+
+    def retreat(self) -> tuple[float, float, float]:
+        """The plain step instead of the last one, which left the stable region (the
+        processors or the episodes saturated there); plain steps from now on."""
+        self.off, self.accelerated, self.X, self.F = True, False, [], []
+        Wp, C, v = self.plain * self.unit
+        return float(Wp), float(C), float(v)
+
+    def step(self, x: np.ndarray, g: np.ndarray) -> tuple[float, float, float]:
+        z, f = x / self.unit, (g - x) / self.unit
+        plain = z + 0.5 * f
+        self.X.append(z)
+        self.F.append(f)
+        self.X, self.F = self.X[-MIXING_MEMORY - 1:], self.F[-MIXING_MEMORY - 1:]
+        out, self.plain, self.accelerated = plain, plain, False
+        if len(self.F) > 1 and not self.off:
+            dF = np.diff(np.array(self.F), axis=0).T
+            dX = np.diff(np.array(self.X), axis=0).T
+            gam = np.linalg.lstsq(dF, f, rcond=1e-12)[0]
+            cand = plain - (dX + 0.5 * dF) @ gam
+            if (np.all(np.isfinite(cand)) and cand.min() >= 0.0 and cand[2] < 1.0
+                    and np.max(np.abs(cand - z)) <= 10.0 * np.max(np.abs(0.5 * f))):
+                out, self.accelerated = cand, True
+            else:
+                self.X, self.F = [z], [f]
+        Wp, C, v = out * self.unit
+        return float(Wp), float(C), float(v)
+
+
+#: iterates the key-aware fixed point's Anderson mixing remembers (:class:`_Mixing`)
+MIXING_MEMORY = 2
+
+
 def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: float,
                  fn: float, first: float = 0.0, jump: float = 0.0,
                  first_seq: float | None = None, p_stream: float = 0.0,
@@ -1703,6 +1875,7 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         out.update(R=S + lam * S * S * (1.0 + cs2) / (2.0 * (1.0 - lam * S)),
                    conflict=float(np.sum(p * lam_i)) * S, conv=True, iterations=0)
         return out
+    accel = _Mixing(S)
     for it in range(_KEYED_ITER):
         # the processors' capacity the episodes leave: dedicated, all but v (idle
         # through the drain); multiplexed, all but the sequential handler's own time
@@ -1711,6 +1884,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         # called points saturated that the simulator carries)
         vcap = lam_s * (S + fseq) if jump > 0.0 else v
         if v >= 1.0 or lam * (1.0 - fs) * S >= k * (1.0 - vcap):
+            if accel.accelerated:         # an overshoot of the mixing: plain steps
+                Wp, C, v = accel.retreat()
+                continue
             out["sat"] = "processors"
             return out
         P0, Wkey, _ = _key_queues(lam_i, S, cs2, Wp, first, jump)
@@ -1731,6 +1907,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
             w = np.exp(logp - logp.max())
             pi = w / w.sum()
             if pi[-1] > 1e-9:
+                if accel.accelerated:
+                    Wp, C, v = accel.retreat()
+                    continue
                 out["sat"] = "processors"
                 return out
             Lq = float(np.sum(pi * np.maximum(m - k, 0.0)))
@@ -1744,6 +1923,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         vcap = lam_s * (S + fseq) if jump > 0.0 else v
         rho_eff = lam * (1.0 - fs) * Sq / (k * (1.0 - vcap))
         if rho_eff >= 1.0:
+            if accel.accelerated:         # an overshoot of the mixing: plain steps
+                Wp, C, v = accel.retreat()
+                continue
             out["sat"] = "processors"
             return out
         # sequential episodes (from reaching the head to the end of the
@@ -1759,7 +1941,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         if lam_s > 0:
             # the drain with the busiest key's handlers one after another (its work
             # since the last episode, or the batch held back), the others in parallel
-            top = float(lam_i.max(initial=0.0))
+            # (multiplexed: the busiest key only -- the others' handlers held back by an
+            # episode pay the released batch's interrupts, _released_cdf)
+            top = _lanes(lam_i)[:1] if jump > 0.0 else _lanes(lam_i)
             # multiplexed: the handlers drained pay the interrupt or not (mixtures)
             # (of the handlers started as they arrive, a key's successors pay none)
             arr = (lam_n + lam_k * float(np.sum(p * P0))) / lam_p if lam_p > 0 else 0.0
@@ -1770,7 +1954,8 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
                 nall = lam * (1.0 - fs) * held
                 d = _batch_dispatchable(nall, fk, fn, p) / nall if nall > 0.0 else 1.0
                 rel = (jump / S, int(k), released_theta, d)
-            m1_, m2_ = _lane_drain_moments(float(cs2), top * S, (lam * (1.0 - fs) - top) * S,
+            m1_, m2_ = _lane_drain_moments(float(cs2), top * S,
+                                           (lam * (1.0 - fs) - float(top.sum())) * S,
                                            lam_s * S, held / S, v, shs, rel)
             drain, varD = S * m1_, S * S * (m2_ - m1_ * m1_)
             # all in parallel (as if unkeyed, no interrupts), for the processors' bound below
@@ -1783,13 +1968,11 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
         clear = max(drain, dpar + (float(np.sum(lam_i * Wkey)) + Lq) * S / k)
         v_new = lam_s * (clear + S + fseq)
         done = abs(Wp_new - Wp) <= 1e-10 * (S + Wp) and abs(clear - C) <= 1e-10 * (S + C)
-        om = 0.5
-        Wp = (1.0 - om) * Wp + om * Wp_new
-        C = (1.0 - om) * C + om * clear
-        v = (1.0 - om) * v + om * v_new
         if done:
+            Wp, C, v = 0.5 * (Wp + Wp_new), 0.5 * (C + clear), 0.5 * (v + v_new)
             out["conv"] = True
             break
+        Wp, C, v = accel.step(np.array([Wp, C, v]), np.array([Wp_new, clear, v_new]))
     P0, Wkey, Ri = _key_queues(lam_i, S, cs2, Wp, first, jump)
     E1 = C + S + fseq
     E2 = E1 * E1 + cs2 * S * S + varD + max(C - drain, 0.0) ** 2
@@ -1958,7 +2141,8 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
     # S + o_lock, a nosync one S; or, if longer, all of them in parallel and then the
     # pool queue worked off on all processors (as _keyed_point's clearing time)
     # (without keyed handlers in units of S: the shared queue's drain, exactly)
-    top = float(lam_i.max(initial=0.0))
+    lanes = _lanes(lam_i)
+    top = float(lanes.sum())
     u = h if lam_k > 0.0 else S
     lane = _lock_shape(cs2, S / u, 1.0, o_lock / u)
     rest = _lock_shape(cs2, S / u, (lam_k - top) / (lam_o - top) if lam_o > top else 0.0,
@@ -1967,7 +2151,7 @@ def _spin_point(k: float, lam: float, S: float, cs2: float, o_lock: float, p: np
     pool_q = Lq * Sb / k
 
     def drain_of(held: float, v: float) -> tuple[float, float, float]:
-        m1_, m2_ = _lane_drain_moments(lane, top * u, (lam_o - top) * u, lam_s * u, held / u,
+        m1_, m2_ = _lane_drain_moments(lane, lanes * u, (lam_o - top) * u, lam_s * u, held / u,
                                        v, rest)
         par = u * m1_ if top <= 0.0 else \
             u * _drain_moments(every, lam_o * u, lam_s * u, lam_o * held, lam_o * held, v)[0]

@@ -1032,10 +1032,10 @@ def test_keyed_reports_its_episode_queue(n_keys, cs2):
     assert none["episode"] is None and none["R_seq"] is None
 
 
-def _lane_monte_carlo(lam, q, tb, cs2, n=40_000, seed=5, scale=1.0, jump=0.0):
-    # M/G/1 workload at an Exp(q) time, started with a compound-Poisson batch over an
-    # Exp(mean tb) window: Lindley's recursion, sample by sample (service
-    # scale X + jump, X of the family with cs2, mean 1)
+def _lane_monte_carlo(lam, q, tb, cs2, n=40_000, seed=5, scale=1.0, jump=0.0, at=None):
+    # M/G/1 workload at an Exp(q) time (or at the time ``at``), started with a
+    # compound-Poisson batch over an Exp(mean tb) window: Lindley's recursion, sample
+    # by sample (service scale X + jump, X of the family with cs2, mean 1)
     import random
 
     from validation.sim.dists import Dist
@@ -1047,7 +1047,7 @@ def _lane_monte_carlo(lam, q, tb, cs2, n=40_000, seed=5, scale=1.0, jump=0.0):
         return scale * base() + jump
     V = np.empty(n)
     for j in range(n):
-        T = rng.expovariate(q)
+        T = rng.expovariate(q) if at is None else at
         tau = rng.expovariate(1.0 / tb) if tb > 0 else 0.0
         w = 0.0
         t = rng.expovariate(lam)
@@ -1095,6 +1095,59 @@ def test_lane_workload_of_a_spin_lock_against_monte_carlo(lam, q, tb, cs2, a):
     assert p0 == pytest.approx(float(np.mean(V == 0.0)), abs=0.012)
     se2 = (V ** 2).std() / np.sqrt(V.size)
     assert abs(EV2 - float(np.mean(V ** 2))) <= 4 * se2
+
+
+@pytest.mark.parametrize("lam,T,tb,cs2", [(0.5, 2.0, 3.0, 4.0), (0.3, 20.0, 0.0, 1.0),
+                                          (0.7, 6.0, 8.0, 0.5)])
+def test_lane_at_times_against_monte_carlo(lam, T, tb, cs2):
+    # a key's work a fixed time T after the last episode: the exponential-time transform
+    # inverted (Gaver-Stehfest) against Lindley's recursion run to that time
+    from models.pdq import _lane_at_times
+
+    EV, EV2, p0 = (float(x[0, 0]) for x in _lane_at_times(np.array([lam]), np.array([T]),
+                                                          tb, cs2))
+    V = _lane_monte_carlo(lam, None, tb, cs2, at=T)
+    se = V.std() / np.sqrt(V.size)
+    assert abs(EV - V.mean()) <= 4 * se + 2e-3 * V.mean()
+    assert p0 == pytest.approx(float(np.mean(V == 0.0)), abs=0.012)
+    se2 = (V ** 2).std() / np.sqrt(V.size)
+    assert abs(EV2 - float(np.mean(V ** 2))) <= 4 * se2 + 2e-3 * float(np.mean(V ** 2))
+
+
+def test_lane_at_times_averages_to_the_exponential_time():
+    # averaged over an exponential time of rate q the fixed-time values give back
+    # _lane_workload's, and at T -> 0 the batch held back, at T -> inf the stationary work
+    from models.pdq import _lane_at_times, _lane_workload
+
+    lam = np.array([0.2, 0.6])
+    for cs2, q in ((4.0, 0.5), (1.0, 0.5), (2.0, 0.05), (0.0, 0.05)):
+        T = np.linspace(1e-6, 60.0 / q, 20_001)
+        got = _lane_at_times(lam, T, 2.0, cs2)
+        want = _lane_workload(lam, q, 2.0, cs2)
+        for g, x in zip(got, want):
+            assert np.trapezoid(g * q * np.exp(-q * T), T, axis=1) == pytest.approx(x, rel=1e-4)
+    EV, _, p0 = _lane_at_times(lam, np.array([1e-4, 1e7]), 2.0, 4.0)
+    assert EV[:, 0] == pytest.approx(lam * 2.0, rel=1e-3)
+    assert p0[:, 0] == pytest.approx(1.0 / (1.0 + lam * 2.0), rel=1e-3)
+    stat = _lane_workload(lam, 1e-4, 0.0, 4.0)[0]      # (the batch long gone)
+    assert EV[:, 1] == pytest.approx(stat, rel=1e-6)
+
+
+def test_lanes_choice_and_drain_order():
+    # the busiest keys are lanes (at most LANES_MAX, at LANE_SHARE of the busiest or more);
+    # a key's handlers one after another drain later than the same handlers in parallel,
+    # and two keys as lanes later than one
+    from models.pdq import LANE_SHARE, LANES_MAX, _lane_drain_moments, _lanes
+
+    assert _lanes(np.array([0.1, 0.3, 0.2])).tolist() == [0.3, 0.2, 0.1]
+    assert _lanes(np.array([0.3, LANE_SHARE * 0.3 * 0.99])).tolist() == [0.3]
+    assert _lanes(np.full(40, 0.01)).size == LANES_MAX
+    assert _lanes(np.zeros(3)).size == 0
+    args = (0.05, 3.0, 0.2)                   # lam_s, tb, v
+    none = _lane_drain_moments(4.0, [], 1.0, *args)[0]
+    one = _lane_drain_moments(4.0, [0.4], 0.6, *args)[0]
+    two = _lane_drain_moments(4.0, [0.4, 0.4], 0.2, *args)[0]
+    assert none < one < two
 
 
 def test_spinlock_drain_mixture_survival():
