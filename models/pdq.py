@@ -895,7 +895,10 @@ def _lane_drain_moments(cs2: Shape, lanes: Any, lam_rest: float, lam_s: float, t
             t = np.concatenate([t, ext])
         x = t[:, None]
         for i in range(lanes.size):
-            F_free = F_free * _atom_gamma_cdf(x, EV[i], EV2[i], a0[i]) ** count[i]
+            # (the nodes past the key's relaxation share one stationary distribution)
+            par, col = np.unique(np.stack([EV[i], EV2[i], a0[i]]), axis=1, return_inverse=True)
+            G = _atom_gamma_cdf(x, par[0], par[1], par[2]) ** count[i]
+            F_free = F_free * G[:, col.ravel()]
         F_blk = F_blk * _atom_gamma_cdf(t, B1, B2, 1.0 / (1.0 + B1))
     F_free = (F_free * w).sum(axis=1)
     tail = np.clip(1.0 - ((1.0 - v) * F_free + v * F_blk), 0.0, 1.0)
@@ -1814,7 +1817,8 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
                  fn: float, first: float = 0.0, jump: float = 0.0,
                  first_seq: float | None = None, p_stream: float = 0.0,
                  released_theta: float = 0.0,
-                 start: tuple[float, ...] | None = None) -> dict[str, Any]:
+                 start: tuple[float, ...] | None = None,
+                 busiest_only: bool = False) -> dict[str, Any]:
     """Key-aware decomposition of one shared PDQ point (see :func:`solve`, Notes).
 
     ``first`` (multiplexed processors): the mean interrupt cost a handler
@@ -1831,6 +1835,8 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
     handlers that compute, :func:`_released_cdf`).  ``start``: the fixed
     point's state ``out["state"]`` of a nearby solve to start from (the
     multiplexed batch iteration; the same fixed point, fewer steps).
+    ``busiest_only`` (multiplexed processors, with or without interrupts): the
+    drain takes the busiest key alone as a lane (:func:`_lanes`).
     ``first_seq``: the mean interrupt cost of a sequential handler that
     arrives at an empty node (default ``first``, charged to every one); it
     is paid in a free period (``1 - v``) when no ordinary handler runs
@@ -1942,8 +1948,9 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
             # the drain with the busiest key's handlers one after another (its work
             # since the last episode, or the batch held back), the others in parallel
             # (multiplexed: the busiest key only -- the others' handlers held back by an
-            # episode pay the released batch's interrupts, _released_cdf)
-            top = _lanes(lam_i)[:1] if jump > 0.0 else _lanes(lam_i)
+            # episode pay the released batch's interrupts, _released_cdf; also where the
+            # interrupt costs nothing, so that R grows with its cost from 0)
+            top = _lanes(lam_i)[:1] if busiest_only else _lanes(lam_i)
             # multiplexed: the handlers drained pay the interrupt or not (mixtures)
             # (of the handlers started as they arrive, a key's successors pay none)
             arr = (lam_n + lam_k * float(np.sum(p * P0))) / lam_p if lam_p > 0 else 0.0
@@ -2341,11 +2348,12 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
             rm = _keyed_point(g["avail"], g["lam"], Sb, cs2b, cache[key], g["f_sequential"],
                               g["f_nosync"], first=p_arr * g["O_int"], jump=g["O_int"],
                               first_seq=g["theta"] ** g["k"] * g["O_int"], p_stream=p_arr,
-                              released_theta=g["theta"])
+                              released_theta=g["theta"], busiest_only=True)
             r = rm
         else:
             r = _keyed_point(g["avail"], g["lam"], g["Sp"], g["cs2"], cache[key],
-                             g["f_sequential"], g["f_nosync"])
+                             g["f_sequential"], g["f_nosync"],
+                             busiest_only=bool(g["multiplexed"]))
         if r["sat"]:
             sat[idx], bott[idx] = True, r["sat"]
             continue
@@ -2372,7 +2380,7 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
                                       first=p_mix * g["O_int"], jump=g["O_int"],
                                       first_seq=g["theta"] ** g["k"] * g["O_int"],
                                       p_stream=p_arr, released_theta=g["theta"],
-                                      start=rm.get("state"))
+                                      start=rm.get("state"), busiest_only=True)
                     if r2["sat"] or not r2["conv"]:
                         settled = True
                         break
