@@ -758,6 +758,23 @@ def _atom_gamma_cdf(x: np.ndarray, mean: Any, m2: Any, atom: Any) -> np.ndarray:
     return np.where(none, 1.0, F)
 
 
+def _atom_gamma_span(mean: Any, m2: Any, atom: Any) -> float:
+    """Where every distribution of :func:`_atom_gamma_cdf` (``mean``, ``m2``,
+    ``atom``, arrays) has its gamma part within :data:`LANE_TAIL` of 1: the
+    largest of their gamma quantiles at ``1 - LANE_TAIL`` (0 if all are atoms)."""
+    from scipy.special import gammaincinv
+
+    atom = np.clip(np.asarray(atom, float), 0.0, 1.0)
+    mean = np.asarray(mean, float)
+    some = (mean > 1e-12) & (atom < 1.0 - 1e-12)
+    if not np.any(some):
+        return 0.0
+    left = 1.0 - atom[some]
+    c1, c2 = mean[some] / left, np.asarray(m2, float)[some] / left
+    var = np.maximum(c2 - c1 * c1, 1e-6 * c1 * c1)
+    return float(np.max(gammaincinv(c1 * c1 / var, 1.0 - LANE_TAIL) * var / c1))
+
+
 #: a key's work is taken stationary this many relaxation times of its queue after the
 #: last episode (:func:`_lane_at_times`)
 LANE_RELAX = 20.0
@@ -871,12 +888,10 @@ def _lane_drain_moments(cs2: Shape, lanes: Any, lam_rest: float, lam_s: float, t
                           right=1.0)
         F_free = np.exp(-lam_rest * dG) * F_rel
     if lanes.size:
-        # (the keys' distributions on every LANE_STRIDE-th point of the grid: the
-        # gamma functions are most of the cost)
-        # and at the free period's nodes of weight LANE_NODE_WEIGHT or more
-        pick = np.unique(np.r_[np.arange(0, t.size, LANE_STRIDE), t.size - 1])
+        # (the keys' distributions at the free period's nodes of weight
+        # LANE_NODE_WEIGHT or more)
         live = w[0] >= LANE_NODE_WEIGHT
-        t, F_free, F_blk, w = t[pick], F_free[pick][:, live], F_blk[pick], w[:, live]
+        F_free, w = F_free[:, live], w[:, live]
         T = _LAGUERRE[0][live] / max(lam_s, 1e-300)
         # keys of equal rates (uniform keys) are one distribution, to a power
         top = float(lanes[0])
@@ -884,30 +899,50 @@ def _lane_drain_moments(cs2: Shape, lanes: Any, lam_rest: float, lam_s: float, t
         EV, EV2, a0 = _lane_at_times(lanes, T, tb, cs2)
         m2 = _handler_m2(cs2)
         B1, B2 = top * tb, tb * top * m2 + 2.0 * (tb * top) ** 2
-        # the lanes' work can outlast the handlers' own grid (a constant handler's ends
-        # at 1): extend it, the other handlers all done there (the grid spans their
-        # times, so their distribution is 1 beyond it)
-        end = max(float(EV.max()), B1) + 12.0 * np.sqrt(max(float(EV2.max()), B2))
+        # the lanes' distributions on a grid of their own (LANE_GRID, up to where
+        # each is within LANE_TAIL of 1), interpolated onto the drain's grid in
+        # their log-survival (linear in an exponential tail): the same function of
+        # t whichever grid the drain has (with or without a multiplexed
+        # interrupt), at a fraction of the gamma functions' cost
+        span = _atom_gamma_span(EV, EV2, a0)
+        end = max(span, _atom_gamma_span(B1, B2, 1.0 / (1.0 + B1)))
         if end > t[-1]:
-            ext = t[-1] + (end - t[-1]) * _GRID[LANE_STRIDE::LANE_STRIDE]
+            # (the lanes' work can outlast the handlers' own grid (a constant
+            # handler's ends at 1): extend it, the other handlers all done there)
+            ext = t[-1] + (end - t[-1]) * LANE_GRID[1:]
             F_free = np.concatenate([F_free, np.ones((ext.size, F_free.shape[1]))])
             F_blk = np.concatenate([F_blk, np.ones(ext.size)])
             t = np.concatenate([t, ext])
-        x = t[:, None]
+        lx = max(span, 1e-300) * LANE_GRID
+        j = np.clip(np.searchsorted(lx, t, side="right") - 1, 0, lx.size - 2)
+        f = ((t - lx[j]) / (lx[j + 1] - lx[j]))[:, None]
+        past = (t >= lx[-1])[:, None]
+        x = lx[:, None]
+        H = np.ones((lx.size, T.size))
         for i in range(lanes.size):
-            # (the nodes past the key's relaxation share one stationary distribution)
-            par, col = np.unique(np.stack([EV[i], EV2[i], a0[i]]), axis=1, return_inverse=True)
-            G = _atom_gamma_cdf(x, par[0], par[1], par[2]) ** count[i]
-            F_free = F_free * G[:, col.ravel()]
+            # (the nodes past the key's relaxation, the last ones, share one
+            # stationary distribution: computed once)
+            par = np.stack([EV[i], EV2[i], a0[i]])
+            new = np.r_[True, np.any(par[:, 1:] != par[:, :-1], axis=0)]
+            col = np.cumsum(new) - 1
+            par = par[:, new]
+            H = H * (_atom_gamma_cdf(x, par[0], par[1], par[2]) ** count[i])[:, col]
+        L = np.log(np.maximum(1.0 - H, 1e-300))
+        F_free = F_free * np.where(past, 1.0, -np.expm1(L[j] * (1.0 - f) + L[j + 1] * f))
         F_blk = F_blk * _atom_gamma_cdf(t, B1, B2, 1.0 / (1.0 + B1))
     F_free = (F_free * w).sum(axis=1)
     tail = np.clip(1.0 - ((1.0 - v) * F_free + v * F_blk), 0.0, 1.0)
     return float(np.trapezoid(tail, t)), float(np.trapezoid(2.0 * t * tail, t))
 
 
-#: the keys' work is evaluated on every this-many-th point of the drain's grid
-#: (:func:`_lane_drain_moments`)
-LANE_STRIDE = 6
+#: the keys' work is evaluated on this grid (fractions of its span, cubed: fine
+#: near 0, where a highly variable key's gamma part rises steeply) and interpolated
+#: onto the drain's (:func:`_lane_drain_moments`)
+LANE_GRID = np.linspace(0.0, 1.0, 97) ** 3
+
+#: ... whose span reaches where every key's distribution is within this of 1
+#: (:func:`_atom_gamma_span`)
+LANE_TAIL = 1e-10
 
 #: ... and at the free period's Gauss-Laguerre nodes of at least this weight (the
 #: others, 3e-10 together, are left out of the drain's distribution)
@@ -2277,7 +2312,7 @@ def _episode_clearing(lam_s: float, S: float, V: float,
         elif h(lo) <= 0.0:
             root = lo
         else:
-            root = brentq(h, lo, hi, xtol=1e-12 * (S + hi), maxiter=200)
+            root = brentq(h, lo, hi, xtol=1e-9 * (S + hi), maxiter=200)
         _, drain, varD = g(root)
         return root, drain, varD, it
 
