@@ -52,6 +52,7 @@ describe the same machine.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -137,21 +138,33 @@ def pdq_saturation_load(fields: Mapping[str, Any], discipline: str = "shared", *
 
     ``method`` defaults to the key-aware model for the shared queue and the
     birth-death one (the only one) otherwise.  The designs draw PDQ loads as
-    fractions of it, here and in ``benchmarks/pdq_accuracy.py``.
+    fractions of it, here and in ``benchmarks/pdq_accuracy.py``.  Each
+    bisection takes ``steps + 1`` solves, some near the model's fold (the
+    slowest it has), so the result is kept per ``(fields, discipline,
+    method, steps)`` for the process (:func:`_saturation_load`): a design
+    drawn again, or its prefix, costs nothing.
     """
-    from models.pdq import PDQParams, solve
-
     if method is None:
         method = "keyed" if discipline == "shared" else "birth-death"
+    key = tuple(sorted((k, v) for k, v in fields.items() if k != "load"))
+    return _saturation_load(key, discipline, method, int(steps))
+
+
+@functools.lru_cache(maxsize=8192)
+def _saturation_load(fields: tuple[tuple[str, Any], ...], discipline: str, method: str,
+                     steps: int) -> float:
+    """:func:`pdq_saturation_load`'s bisection (``fields`` as sorted pairs, no load)."""
+    from models.pdq import PDQParams, solve
+
+    kw = dict(fields)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # the bisection probes the fold
-        if not solve(PDQParams(**{**fields, "load": 1.0}), discipline, method=method).saturated:
+        if not solve(PDQParams(**kw, load=1.0), discipline, method=method).saturated:
             return 1.0
         lo, hi = 0.0, 1.0
         for _ in range(steps):
             mid = 0.5 * (lo + hi)
-            sat = solve(PDQParams(**{**fields, "load": mid}), discipline,
-                        method=method).saturated
+            sat = solve(PDQParams(**kw, load=mid), discipline, method=method).saturated
             lo, hi = (lo, mid) if sat else (mid, hi)
     return lo
 
