@@ -2259,7 +2259,10 @@ def _episode_clearing(lam_s: float, S: float, V: float,
     Near the fold (a double root: the iteration slows down without end) the
     question is decided by the minimum of ``g(C) - C`` over ``[C_n, C_max)``
     (a grid, refined by a bounded scalar minimisation) and the root found by
-    Brent's method.  ``g`` is evaluated once per ``C`` (the drain's warm
+    Brent's method.  At each ``C`` the window held back and the drain are
+    themselves a fixed point (the window grows with the drain's variance),
+    iterated from the previous ``C``'s drain with Aitken's extrapolation of
+    every three windows.  ``g`` is evaluated once per ``C`` (the drain's warm
     start moves it within its rounding, and a bracket must keep its signs).
     Returns ``(C, drain, var_drain, iterations)`` or ``None`` when there is
     no steady state.
@@ -2281,12 +2284,23 @@ def _episode_clearing(lam_s: float, S: float, V: float,
         v = lam_s * (C + S)
         drain, varD = state
         last = np.inf
+        seen: list[float] = []             # the windows since the last extrapolation
         for _ in range(200):
             E1 = C + S
             E2 = E1 * E1 + V + varD + max(C - drain, 0.0) ** 2
             Wb = lam_s * E2 / 2.0 / (1.0 - v)
             Rs = Wb + C + S
-            c_new, d_new, vd_new = drain_of(Rs / (1.0 + lam_s * Rs), v)
+            held = Rs / (1.0 + lam_s * Rs)
+            seen.append(held)
+            if len(seen) == 3:
+                # the window is a scalar fixed point converging linearly: Aitken's
+                # extrapolation of three plain iterates (the iteration goes on from
+                # it, so it ends at the same fixed point, within the tolerance)
+                d1, d2 = seen[1] - seen[0], seen[2] - seen[1]
+                if d1 != 0.0 and 0.0 < d2 / d1 < 1.0:
+                    held = seen[2] + d2 * (d2 / d1) / (1.0 - d2 / d1)
+                seen = []
+            c_new, d_new, vd_new = drain_of(held, v)
             step = max(abs(d_new - drain) / (S + d_new), abs(vd_new - varD) / (S * S + vd_new))
             drain, varD = d_new, vd_new
             if step <= _EPISODE_TOL or (step <= _EPISODE_NOISE and step >= last):
