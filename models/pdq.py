@@ -741,20 +741,26 @@ def _lane_workload(lam: np.ndarray, q: float, tb: float, cs2: Shape
     return np.maximum(EV, 0.0), np.maximum(EV2, 0.0), np.clip(q / eta * beta, 0.0, 1.0)
 
 
+def _atom_gamma_fit(mean: Any, m2: Any, atom: Any) -> tuple[np.ndarray, ...]:
+    """``(atom, shape, rate, none)`` of the distribution with an atom at 0 and a gamma
+    part matching ``mean`` and ``m2`` (arrays broadcast); ``none`` where it is all atom
+    (its shape and rate then placeholders)."""
+    atom = np.clip(np.asarray(atom, float), 0.0, 1.0)
+    mean = np.asarray(mean, float)
+    none = (mean <= 1e-12) | (atom >= 1.0 - 1e-12)
+    left = np.where(none, 1.0, 1.0 - atom)
+    c1, c2 = mean / left, np.asarray(m2, float) / left
+    var = np.where(none, 1.0, np.maximum(c2 - c1 * c1, 1e-6 * c1 * c1))
+    return atom, np.where(none, 1.0, c1 * c1 / var), c1 / var, none
+
+
 def _atom_gamma_cdf(x: np.ndarray, mean: Any, m2: Any, atom: Any) -> np.ndarray:
     """Distribution function with an atom at 0 and a gamma part matching ``mean`` and ``m2``
     (broadcast: ``mean``, ``m2`` and ``atom`` may be arrays of the shape of ``x``'s columns)."""
     from scipy.special import gammainc
 
-    atom = np.clip(atom, 0.0, 1.0)
-    mean = np.asarray(mean, float)
-    none = (mean <= 1e-12) | (atom >= 1.0 - 1e-12)
-    left = np.where(none, 1.0, 1.0 - atom)
-    c1, c2 = mean / left, np.asarray(m2, float) / left
-    var = np.maximum(c2 - c1 * c1, 1e-6 * c1 * c1)
-    var = np.where(none, 1.0, var)
-    F = atom + (1.0 - atom) * gammainc(np.where(none, 1.0, c1 * c1 / var),
-                                       np.maximum(x, 0.0) * c1 / var)
+    atom, shape, rate, none = _atom_gamma_fit(mean, m2, atom)
+    F = atom + (1.0 - atom) * gammainc(shape, np.maximum(x, 0.0) * rate)
     return np.where(none, 1.0, F)
 
 
@@ -764,15 +770,10 @@ def _atom_gamma_span(mean: Any, m2: Any, atom: Any) -> float:
     largest of their gamma quantiles at ``1 - LANE_TAIL`` (0 if all are atoms)."""
     from scipy.special import gammaincinv
 
-    atom = np.clip(np.asarray(atom, float), 0.0, 1.0)
-    mean = np.asarray(mean, float)
-    some = (mean > 1e-12) & (atom < 1.0 - 1e-12)
-    if not np.any(some):
+    _, shape, rate, none = _atom_gamma_fit(mean, m2, atom)
+    if np.all(none):
         return 0.0
-    left = 1.0 - atom[some]
-    c1, c2 = mean[some] / left, np.asarray(m2, float)[some] / left
-    var = np.maximum(c2 - c1 * c1, 1e-6 * c1 * c1)
-    return float(np.max(gammaincinv(c1 * c1 / var, 1.0 - LANE_TAIL) * var / c1))
+    return float(np.max(gammaincinv(shape[~none], 1.0 - LANE_TAIL) / rate[~none]))
 
 
 #: a key's work is taken stationary this many relaxation times of its queue after the
