@@ -1,4 +1,4 @@
-"""Parallel dispatch queues (PDQ) and the Hurricane family of fine-grain DSMs (Falsafi and Wood 1999).
+"""Parallel dispatch queues (PDQ) and the Hurricane fine-grain DSMs (Falsafi and Wood 1999).
 
 ``k`` protocol processors serve the protocol events of one SMP node.  Each
 handler carries a *synchronization key*: handlers with equal keys must run
@@ -39,8 +39,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from mva._validate import (check_choice, check_integer, check_nonnegative,
-                           check_positive, check_probability, scalar_or_array)
+from mva._validate import check_choice, check_integer, check_nonnegative, scalar_or_array
 from mva.params import declarations, param, validate_fields
 from mva.results import ResultMixin, with_inputs
 
@@ -81,7 +80,8 @@ DISCIPLINES = ("shared", "partitioned", "spinlock")
 #: systems (columns) of Table 1 of Falsafi and Wood 1999
 TABLE_1_SYSTEMS = ("S-COMA", "Hurricane", "Hurricane-1")
 
-#: Table 1 of Falsafi and Wood 1999: remote read miss latency breakdown, 400-MHz cycles, 64-byte protocol.
+#: Table 1 of Falsafi and Wood 1999: remote read miss latency breakdown, 400-MHz cycles,
+#: 64-byte protocol.
 #: Each row: (action, category, S-COMA, Hurricane, Hurricane-1).
 TABLE_1: tuple[tuple[str, str, int, int, int], ...] = (
     ("detect miss, issue bus transaction", "request", 5, 5, 5),
@@ -1932,7 +1932,6 @@ def _keyed_point(k: float, lam: float, S: float, cs2: float, p: np.ndarray, fs: 
             out["sat"] = "processors"
             return out
         P0, Wkey, _ = _key_queues(lam_i, S, cs2, Wp, first, jump)
-        rbar = float(np.sum(p * (1.0 - P0)))
         # the pool's holding time: the handlers dispatched on arrival pay ``first``
         Sq = S
         if first and lam_p > 0:
@@ -2597,8 +2596,8 @@ def _single_server(a: Mapping[str, np.ndarray], res: PDQResult, discipline: str)
     # handlers); Welch's M/G/1 with exceptional first service
     uc = np.where(a["multiplexed"] > 0, a["compute_utilization"], 0.0)
     q = np.where(uc > 0, uc / np.maximum(uc + (1.0 - uc) * (1.0 - rho_ok), 1e-300), 0.0)
-    O = a["O_int"]
-    d1, d2 = q * O, 2.0 * m1 * q * O + q * O ** 2            # b0 - b, b0_2 - b_2
+    O_i = a["O_int"]
+    d1, d2 = q * O_i, 2.0 * m1 * q * O_i + q * O_i ** 2      # b0 - b, b0_2 - b_2
     P0 = (1.0 - rho_ok) / (1.0 - rho_ok + lam * (m1 + d1))
     Wq = lam * m2 / (2.0 * (1.0 - rho_ok)) + lam * d2 / (2.0 * (1.0 - rho_ok + lam * (m1 + d1)))
     R1 = Wq + m1 + P0 * d1
@@ -2655,8 +2654,9 @@ def _at_least(pt: PDQResult, sh: PDQResult, a: Mapping[str, np.ndarray]) -> PDQR
     Measured in simulation (``benchmarks/pdq_accuracy.py``: the simulated shared
     queue against an exact sample-path recursion of partitioned queues with
     sequential barriers, 204 and 208 stable points of two designs, never slower
-    beyond the simulation's 95% half-width).  The per-queue vacation model of partitioning is optimistic
-    with sequential handlers; the shared queue's estimate bounds it from below.
+    beyond the simulation's 95% half-width).  The per-queue vacation model of
+    partitioning is optimistic with sequential handlers; the shared queue's
+    estimate bounds it from below.
     """
     Rp = np.asarray(pt.response_time, float)
     Rs = np.asarray(sh.response_time, float)
@@ -2703,7 +2703,8 @@ def solve(params: PDQParams, discipline: str = "shared", *,
         :class:`mva.errors.SaturationError` naming the bottleneck.
     method : {"auto", "keyed", "ctmc", "birth-death"}
         ``"shared"`` only (the other disciplines have one method each, which
-        ``"auto"`` and ``"birth-death"`` name).  ``"auto"`` (default): the exact chain where it is cheap -- at most
+        ``"auto"`` and ``"birth-death"`` name).  ``"auto"`` (default): the exact
+        chain where it is cheap -- at most
         :data:`AUTO_MAX_K` processors, a key-aware estimate of at most
         :data:`AUTO_MAX_POPULATION` handlers present and at most
         :data:`AUTO_MAX_STATES` states (about a second per point) -- the
@@ -2950,7 +2951,7 @@ def equations() -> dict[str, Any]:
 
     n, K, fk, lam, Sp, o_l, a, c2, Wq, k = (
         S(x) for x in ("n", "K", "f_k", "lambda", "S_p", "o_l", "a", "c_s^2", "W_q", "k"))
-    Eq = lambda l, r: sp.Eq(l, r, evaluate=False)  # noqa: E731
+    Eq = lambda lhs, rhs: sp.Eq(lhs, rhs, evaluate=False)  # noqa: E731
     hold = Sp + o_l
     V = c2 * Sp ** 2                                  # the lock cost is constant
     lam_i = lam * fk / K
