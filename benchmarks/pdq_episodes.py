@@ -84,11 +84,27 @@ def leave(msg: list[Any], eligible: list[tuple[int, list[Any]]],
 
 def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
                  f_sequential: float, f_nosync: float, load: float,
-                 arrivals: int = 1_500_000, seed: int = 7) -> dict[str, float]:
+                 arrivals: int = 1_500_000, seed: int = 7) -> dict[str, Any]:
     """Response per class and the sequential episodes of one shared PDQ.
 
     The arrival rate is ``load k / S``.  The first tenth of ``arrivals`` is
     discarded.
+
+    Besides ``R``, ``R_k``, ``R_n``, ``R_s`` and the episodes' ``E1``,
+    ``E2``, ``v`` and ``mg1``, ``waits[c]`` splits the wait of the ordinary
+    handlers of class ``c`` (``"n"`` nosync, ``"k"`` keyed; see
+    :mod:`benchmarks.pdq_components`): ``held``, the share that arrived
+    while a sequential handler was in the system (held back behind it);
+    ``to_release``, their mean time until that sequential handler ended;
+    ``after_release``, their mean wait from then to their start, split for
+    keyed ones into ``after_head`` (the first of its key in the batch) and
+    ``after_chain`` (behind an earlier one of its key; ``chain`` is their
+    share); ``free``, the mean wait of the others.  So ``R_c - S`` is about
+    ``held (to_release + after_release) + (1 - held) free`` (each handler's
+    own time is its own draw).  ``drain_free`` / ``drain_blocked``: the
+    mean drain of a sequential handler that arrived with no other in the
+    system / behind another (from reaching the head to its start), and
+    ``blocked``, the share of the latter.
 
     >>> r = simulate_pdq(k=1, S=1.0, cs2=1.0, n_keys=1, key_skew=0.0, f_sequential=0.0,
     ...                  f_nosync=0.0, load=0.5, arrivals=100_000)
@@ -115,6 +131,12 @@ def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
     sums = {"k": [0.0, 0], "n": [0.0, 0], "s": [0.0, 0]}
     e1 = e2 = 0.0
     n_ep = 0
+    pending: list[int] = []        # numbers of the sequential handlers in the system
+    waiting: list[list[Any]] = []  # handlers held back behind one, not yet released
+    # per class: count, held, to release, after release, after (head / chain), free,
+    # chain count
+    acc = {c: [0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0] for c in "kn"}
+    drains = [[0.0, 0], [0.0, 0]]  # sequential handlers' drain: free, blocked
 
     def push(t: float, kind: int, msg: Any) -> None:
         nonlocal n_ev
@@ -130,6 +152,7 @@ def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
             heapq.heappop(eligible)
             running += 1
             seq_running = msg[0] == "s"
+            msg[5] = now
             push(now + msg[3], 1, msg)
 
     push(rng.expovariate(lam), 0, None)
@@ -139,7 +162,15 @@ def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
         if kind == 0:
             n += 1
             cls, key = draw_handler(rng, cum, f_sequential, f_nosync)
-            msg = [cls, key, now, draw(), n]      # class, key, arrival, service, number
+            # class, key, arrival, service, number, start, release (held back: else
+            # None), behind an earlier one of its key, reached the head (sequential)
+            msg = [cls, key, now, draw(), n, None, None, cls == "k" and key in behind,
+                   now if not pending else None]
+            if cls == "s":
+                pending.append(n)
+            elif pending:
+                msg[6] = -1.0
+                waiting.append(msg)
             admit(msg, eligible, behind)
             if n < arrivals:
                 push(now + rng.expovariate(lam), 0, None)
@@ -157,14 +188,52 @@ def simulate_pdq(*, k: int, S: float, cs2: float, n_keys: int, key_skew: float,
                 e1 += e
                 e2 += e * e
                 n_ep += 1
+                blocked = msg[8] is None
+                drains[blocked][0] += msg[5] - max(t0, last_seq_end)
+                drains[blocked][1] += 1
             last_seq_end = now
-        elif cls == "k":
-            leave(msg, eligible, behind)
+            pending.remove(msg[4])
+            # the handlers held back behind it (and ahead of the next one) are released
+            nxt = pending[0] if pending else None
+            keep = []
+            for m in waiting:
+                if m[4] > msg[4] and (nxt is None or m[4] < nxt):
+                    m[6] = now
+                else:
+                    keep.append(m)
+            waiting[:] = keep
+        else:
+            if msg[4] > warm:
+                a = acc[cls]
+                a[0] += 1
+                if msg[6] is not None and msg[6] >= 0.0:
+                    a[1] += 1
+                    a[2] += msg[6] - t0
+                    a[3] += msg[5] - msg[6]
+                    a[5 if msg[7] else 4] += msg[5] - msg[6]
+                    a[7] += msg[7]
+                else:
+                    a[6] += msg[5] - t0
+            if cls == "k":
+                leave(msg, eligible, behind)
         dispatch(now)
     tot = sum(s[0] for s in sums.values())
     cnt = sum(s[1] for s in sums.values())
     out = {"R": tot / cnt, **{f"R_{c}": (s[0] / s[1] if s[1] else float("nan"))
                               for c, s in sums.items()}}
+    out["waits"] = {}
+    for c, (cnt_c, held, to_rel, after, head, chain, free, n_chain) in acc.items():
+        if cnt_c:
+            h = max(held, 1)
+            out["waits"][c] = {"held": held / cnt_c, "to_release": to_rel / h,
+                               "after_release": after / h,
+                               "after_head": head / max(held - n_chain, 1),
+                               "after_chain": chain / max(n_chain, 1), "chain": n_chain / h,
+                               "free": free / max(cnt_c - held, 1)}
+    if drains[0][1] + drains[1][1]:
+        out.update(drain_free=drains[0][0] / max(drains[0][1], 1),
+                   drain_blocked=drains[1][0] / max(drains[1][1], 1),
+                   blocked=drains[1][1] / (drains[0][1] + drains[1][1]))
     if n_ep:
         E1, E2 = e1 / n_ep, e2 / n_ep
         v = lam * f_sequential * E1

@@ -1391,3 +1391,119 @@ def test_mgk_floor_lifts_two_keys_on_two_processors():
     R = float(solve(prm, "shared").response_time)
     assert R == pytest.approx(_mgk_floor(2, float(prm.rate), 145.13, 4.4689))
     assert 5.5 < R / 145.13 < 6.2
+
+
+def _batch_makespans(nu: float, k: int, draw, n: int, seed: int) -> np.ndarray:
+    """Simulated times until every member of ``n`` geometric batches (mean ``nu``) is done on
+    ``k`` processors, members started in order as processors free up."""
+    import heapq
+
+    rng = np.random.default_rng(seed)
+    p = nu / (1.0 + nu)
+    out = np.zeros(n)
+    for b in range(n):
+        N = rng.geometric(1.0 - p) - 1
+        if N == 0:
+            continue
+        ends = list(draw(rng, min(N, k)))
+        heapq.heapify(ends)
+        for _ in range(N - k):
+            heapq.heappush(ends, heapq.heappop(ends) + draw(rng, 1)[0])
+        out[b] = max(ends)
+    return out
+
+
+@pytest.mark.parametrize("nu,k", [(3.0, 2), (20.0, 7), (0.5, 4), (60.0, 12)])
+def test_released_batch_on_k_processors_matches_a_simulation(nu, k):
+    # exponential handlers: the distribution is exact (the N - k later members start at
+    # rate k, the last k are fresh); the simulated mean of 20,000 batches is within 2%
+    from models.pdq import _batch_done_cdf
+
+    t = np.linspace(0.0, 60.0, 3001)
+    tt, F = _batch_done_cdf(t, 1.0 - np.exp(-t), nu, k)
+    sim = _batch_makespans(nu, k, lambda r, m: r.exponential(1.0, m), 20_000, seed=3)
+    assert float(np.trapezoid(1.0 - F, tt)) == pytest.approx(sim.mean(), rel=0.02)
+    # the empirical distribution function within 0.02 of it everywhere
+    grid = np.linspace(0.0, float(sim.max()), 200)
+    emp = np.searchsorted(np.sort(sim), grid, side="right") / sim.size
+    assert np.max(np.abs(emp - np.interp(grid, tt, F))) < 0.02
+
+
+@pytest.mark.parametrize("cs2", [0.5, 4.0, 9.0])
+def test_released_batch_is_between_its_bounds(cs2):
+    # other handlers: the batch takes at least the longest member (all at once) and at
+    # least what the k processors need; the model is the larger of the two, so no
+    # longer than the simulated batch (measured: within 1% at cs2 0.5, 0.2-15% short at
+    # cs2 2-9, where the last k members are not fresh: docs, "the batch on k processors")
+    from models.pdq import _batch_done_cdf, _survivals
+
+    tb, Fc, _ = _survivals(cs2)
+    A = 1.0 - Fc
+    p1 = 0.5 * (1.0 + np.sqrt(max(cs2 - 1.0, 0.0) / (cs2 + 1.0)))
+
+    def draw(r, m):
+        if cs2 > 1.0:       # the simulator's balanced-means hyperexponential
+            lo = r.random(m) < p1
+            return np.where(lo, r.exponential(0.5 / p1, m), r.exponential(0.5 / (1 - p1), m))
+        return r.gamma(1.0 / cs2, cs2, m)
+    for nu, k in [(6.0, 2), (30.0, 8)]:
+        tt, F = _batch_done_cdf(tb, A, nu, k)
+        _, Finf = _batch_done_cdf(tb, A, nu, None)
+        assert np.all(np.diff(F) >= -1e-12) and F.min() >= 0.0 and F.max() <= 1.0
+        assert np.all(F <= np.interp(tt, tb, Finf, right=1.0) + 1e-12)
+        m = float(np.trapezoid(1.0 - F, tt))
+        sim = _batch_makespans(nu, k, draw, 20_000, seed=5).mean()
+        assert m <= sim * 1.02, (nu, k, m, sim)
+        assert m >= (0.97 if cs2 <= 1.0 else 0.80) * sim, (nu, k, m, sim)
+
+
+def test_drain_is_longer_on_k_processors():
+    from models.pdq import _drain_moments
+
+    for cs2 in (0.5, 1.0, 6.0):
+        for nu in (0.5, 5.0, 40.0):
+            free = _drain_moments(cs2, 2.0, 0.01, nu, nu, 0.4)
+            on_k = _drain_moments(cs2, 2.0, 0.01, nu, nu, 0.4, k=4)
+            assert on_k[0] >= free[0] * (1 - 1e-9) and on_k[1] >= free[1] * (1 - 1e-9)
+    # many processors: every member at once
+    big = _drain_moments(1.0, 2.0, 0.01, 5.0, 5.0, 0.4, k=10_000)
+    assert big[0] == pytest.approx(_drain_moments(1.0, 2.0, 0.01, 5.0, 5.0, 0.4)[0], rel=1e-6)
+
+
+def test_episode_machine_splits_the_waits():
+    # benchmarks/pdq_components.py: the stand-alone simulation's split of the ordinary
+    # handlers' wait adds up to their response, the share held back is the episodes'
+    # load (PASTA), and so is the share of sequential handlers that find another
+    from benchmarks.pdq_episodes import simulate_pdq
+
+    S = 10.0
+    s = simulate_pdq(k=4, S=S, cs2=1.0, n_keys=8, key_skew=0.0, f_sequential=0.05,
+                     f_nosync=0.3, load=0.4, arrivals=80_000, seed=2)
+    for c in "nk":
+        w = s["waits"][c]
+        assert 0.0 < w["held"] < 1.0 and 0.0 <= w["chain"] <= 1.0
+        split = w["held"] * (w["to_release"] + w["after_release"]) + (1 - w["held"]) * w["free"]
+        assert s[f"R_{c}"] - S == pytest.approx(split, rel=0.03, abs=0.3)
+        assert w["held"] == pytest.approx(s["v"], abs=0.02)
+    assert s["waits"]["n"]["chain"] == 0.0
+    assert s["blocked"] == pytest.approx(s["v"], abs=0.04)
+    assert s["drain_blocked"] > 0.0 and s["drain_free"] > 0.0
+    # no sequential handlers: nothing is held back, the whole wait is the free one
+    s0 = simulate_pdq(k=4, S=S, cs2=1.0, n_keys=8, key_skew=0.0, f_sequential=0.0,
+                      f_nosync=0.3, load=0.4, arrivals=20_000, seed=2)
+    w0 = s0["waits"]["n"]
+    assert w0["held"] == 0.0 and s0["R_n"] - S == pytest.approx(w0["free"], rel=0.05, abs=0.3)
+
+
+def test_keyed_point_reports_the_waits_it_adds_up():
+    # the nosync handler's waits _keyed_point reports (benchmarks/pdq_components.py) are
+    # the ones its response is made of: all nosync, R = fn (S + waits) + fs R_seq
+    from models.pdq import _keyed_point, key_probabilities
+
+    S, k, fs = 20.0, 6.0, 0.04
+    lam = 0.35 * k / S
+    r = _keyed_point(k, lam, S, 2.0, key_probabilities(16, 0.5), fs, 1.0 - fs)
+    Wp, Wres, member, behind = r["waits"]
+    assert min(Wp, Wres, member, behind) >= 0.0 and Wres > 0.0
+    assert r["R"] == pytest.approx((1 - fs) * (S + Wp + Wres + member + behind)
+                                   + fs * r["R_seq"], rel=1e-12)
