@@ -55,11 +55,11 @@ BREAKDOWN: tuple[tuple[str, Any, tuple[float, ...]], ...] = (
 
 
 def saturation_load(fields: dict[str, Any], method: str = "keyed",
-                    discipline: str = "shared") -> float:
-    """Largest per-processor load the model calls stable (bisection, 2^-20 absolute)."""
+                    discipline: str = "shared", steps: int = 20) -> float:
+    """Largest per-processor load the model calls stable (bisection, ``2^-steps`` absolute)."""
     from validation.domain import pdq_saturation_load
 
-    return pdq_saturation_load(fields, discipline, method=method, steps=20)
+    return pdq_saturation_load(fields, discipline, method=method, steps=steps)
 
 
 def _model_kw(kw: dict[str, Any]) -> dict[str, Any]:

@@ -749,17 +749,19 @@ def _batch_cases(t: np.ndarray, Fc: np.ndarray, dG: np.ndarray, FcT: np.ndarray,
         dG = np.concatenate([dG, np.zeros((n, dG.shape[1]))])
         FcT = np.concatenate([FcT, np.zeros((n, FcT.shape[1]))])
         A = 1.0 - Fc
+    F_free = np.exp(-lam_o * dG)
     if k is None:
-        rel = 1.0 / (1.0 + nu * FcT)
+        F_free /= 1.0 + nu * FcT
     else:
         tf, Df = _batch_done_cdf(t, A, nu, k)
         # (only where the batch may still run: past tf[end] it is done)
         end = tf[min(int(np.searchsorted(Df, 1.0 - 1e-14)), tf.size - 1)]
-        rows, cols = t < end, T[0] < end
-        rel = np.ones((t.size, T.shape[1]))
-        if rows.any() and cols.any():
-            rel[np.ix_(rows, cols)] = np.interp(t[rows, None] + T[:, cols], tf, Df, right=1.0)
-    return t, np.exp(-lam_o * dG) * rel, Db, T, w
+        rows = np.flatnonzero(t < end)
+        cols = np.flatnonzero(T[0] < end)
+        if rows.size and cols.size:
+            F_free[np.ix_(rows, cols)] *= np.interp(t[rows, None] + T[:, cols], tf, Df,
+                                                    right=1.0)
+    return t, F_free, Db, T, w
 
 
 def _shape(cs2: Shape) -> Shape:
