@@ -722,7 +722,7 @@ def _drain_moments(cs2: Shape, lam_o: float, lam_s: float, nu: float, nu_b: floa
     once, as above.
     """
     t, Fc, dG, FcT, w = _drain_grid(_shape(cs2), float(lam_s))
-    t, F_free, F_blk, _, w = _batch_cases(t, Fc, dG, FcT, w, lam_o, lam_s, nu, nu_b, k)
+    t, F_free, F_blk, w = _batch_cases(t, Fc, dG, FcT, w, lam_o, lam_s, nu, nu_b, k)
     cdf_free = (F_free * w).sum(axis=1)
     tail = np.clip(1.0 - ((1.0 - v) * cdf_free + v * F_blk), 0.0, 1.0)
     return float(np.trapezoid(tail, t)), float(np.trapezoid(2.0 * t * tail, t))
@@ -731,7 +731,7 @@ def _drain_moments(cs2: Shape, lam_o: float, lam_s: float, nu: float, nu_b: floa
 def _batch_cases(t: np.ndarray, Fc: np.ndarray, dG: np.ndarray, FcT: np.ndarray,
                  w: np.ndarray, lam_o: float, lam_s: float, nu: float, nu_b: float,
                  k: float | None) -> tuple[np.ndarray, ...]:
-    """The drain's two cases on the grid of :func:`_drain_grid`: ``(t, F_free, F_blk, T, w)``.
+    """The drain's two cases on the grid of :func:`_drain_grid`: ``(t, F_free, F_blk, w)``.
 
     Free (columns: the free period's nodes ``T``): the handlers started as they
     arrived, Poisson, times the batch released ``T`` earlier; blocked: the batch
@@ -761,7 +761,7 @@ def _batch_cases(t: np.ndarray, Fc: np.ndarray, dG: np.ndarray, FcT: np.ndarray,
         if rows.size and cols.size:
             F_free[np.ix_(rows, cols)] *= np.interp(t[rows, None] + T[:, cols], tf, Df,
                                                     right=1.0)
-    return t, F_free, Db, T, w
+    return t, F_free, Db, w
 
 
 def _shape(cs2: Shape) -> Shape:
@@ -873,7 +873,7 @@ def _lane_workload(lam: np.ndarray, q: float, tb: float, cs2: Shape
 def _atom_gamma_fit(mean: Any, m2: Any, atom: Any) -> tuple[np.ndarray, ...]:
     """``(atom, shape, rate, none)`` of the distribution with an atom at 0 and a gamma
     part matching ``mean`` and ``m2`` (arrays broadcast); ``none`` where it is all atom
-    (its shape and rate then placeholders)."""
+    (its shape and rate are then finite values no caller reads)."""
     atom = np.clip(np.asarray(atom, float), 0.0, 1.0)
     mean = np.asarray(mean, float)
     none = (mean <= 1e-12) | (atom >= 1.0 - 1e-12)
@@ -1002,7 +1002,7 @@ def _lane_drain_moments(cs2: Shape, lanes: Any, lam_rest: float, lam_s: float, t
     nu_b = (lam_rest + float(lanes[1:].sum())) * tb
     if released is None:
         t, Fc, dG, FcT, w = _drain_grid(st, float(lam_s))
-        t, F_free, F_blk, _, w = _batch_cases(t, Fc, dG, FcT, w, lam_rest, lam_s, nu, nu_b, k)
+        t, F_free, F_blk, w = _batch_cases(t, Fc, dG, FcT, w, lam_rest, lam_s, nu, nu_b, k)
     else:
         J, kk, th, d = released
         c2 = cs2[0] if isinstance(cs2, tuple) else float(cs2)     # (multiplexed: a float)
