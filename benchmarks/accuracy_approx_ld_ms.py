@@ -115,7 +115,8 @@ def main() -> None:
                     continue
                 ours = mva.linearizer(n, multiserver="conway", tol=1e-10)
                 agree.append(float(np.max(np.abs(ours.chain_throughput - xl) / xl)))
-                vs_exact.append(float(np.max(np.abs(xl - ex.chain_throughput) / ex.chain_throughput)))
+                vs_exact.append(float(np.max(np.abs(xl - ex.chain_throughput)
+                                             / ex.chain_throughput)))
             print(f"line-solver pfqn_linearizerms vs ours (X): {summary(agree)}; LINE vs exact: "
                   f"{summary(vs_exact)}; LINE failed on {fails}")
 

@@ -94,7 +94,8 @@ def _cost(family: str) -> dict[str, float]:
     out = {}
     for name, ts in (("cold", cold), ("warm", warm)):
         a = 1e3 * np.array(ts)
-        out.update({f"{name}_median": float(np.median(a)), f"{name}_p95": float(np.percentile(a, 95)),
+        out.update({f"{name}_median": float(np.median(a)),
+                    f"{name}_p95": float(np.percentile(a, 95)),
                     f"{name}_max": float(a.max()), f"{name}_over_50": int((a > 50.0).sum())})
     return out
 

@@ -50,12 +50,12 @@ FIELDS = ("p", "nodes", "U", "o_req", "o_reply", "o_resp", "L", "O_int", "o_dire
           "o_indirect", "t_transfer", "handler_cs2")
 
 
-
 def _measures(m: str, r, seconds: float) -> dict:
     """The row fields of one method's result (prefixed with the method's name)."""
     return {f"{m}_s": seconds, f"{m}_R": float(r.cycle_time), f"{m}_T": float(r.execution_time),
             f"{m}_RT": float(r.round_trip), f"{m}_P_int": float(r.interrupt_probability),
             f"{m}_U_pp": float(r.pp_utilization), f"{m}_sat": bool(r.saturated)}
+
 
 def run(points: int, cycles: int, seed: int, out: str | None,
         span: tuple[int, int] | None = None) -> list[dict]:

@@ -86,16 +86,23 @@ def tandem_numpy(K: tuple[int, ...]) -> Any:
     strides = np.array([int(np.prod(shape[i + 1:])) for i in range(len(K))])
     rows, cols, vals = [], [], []
     m = coords[0] < K[0]
-    rows.append(idx[m]); cols.append(idx[m] + strides[0]); vals.append(np.full(m.sum(), LAM))
+    rows.append(idx[m])
+    cols.append(idx[m] + strides[0])
+    vals.append(np.full(m.sum(), LAM))
     for i in range(len(K)):
         if i == len(K) - 1:
             m = coords[i] > 0
-            rows.append(idx[m]); cols.append(idx[m] - strides[i]); vals.append(np.full(m.sum(), MU[i]))
+            rows.append(idx[m])
+            cols.append(idx[m] - strides[i])
+            vals.append(np.full(m.sum(), MU[i]))
         else:
             m = (coords[i] > 0) & (coords[i + 1] < K[i + 1])
-            rows.append(idx[m]); cols.append(idx[m] - strides[i] + strides[i + 1])
+            rows.append(idx[m])
+            cols.append(idx[m] - strides[i] + strides[i + 1])
             vals.append(np.full(m.sum(), MU[i]))
-    r = np.concatenate(rows); c = np.concatenate(cols); v = np.concatenate(vals)
+    r = np.concatenate(rows)
+    c = np.concatenate(cols)
+    v = np.concatenate(vals)
     Q = sp.csr_array((v, (r, c)), shape=(n, n))
     return (Q - sp.diags_array(np.asarray(Q.sum(axis=1)).ravel())).tocsr()
 
@@ -107,7 +114,8 @@ def spsolve_replaced(Q: Any) -> np.ndarray:
     n = Q.shape[0]
     A = sp.lil_array(Q.T)
     A[n - 1, :] = np.ones(n)
-    b = np.zeros(n); b[-1] = 1.0
+    b = np.zeros(n)
+    b[-1] = 1.0
     return spsolve(A.tocsc(), b)
 
 
@@ -115,7 +123,8 @@ def dense_solve(Q: Any) -> np.ndarray:
     """Dense baseline: numpy.linalg.solve of the same replaced system."""
     A = Q.T.toarray()
     A[-1, :] = 1.0
-    b = np.zeros(A.shape[0]); b[-1] = 1.0
+    b = np.zeros(A.shape[0])
+    b[-1] = 1.0
     return np.linalg.solve(A, b)
 
 
@@ -184,8 +193,9 @@ def main(argv: list[str]) -> None:
         for i, (name, c, w, pi, r) in enumerate(rows):
             left = (f"{kind:>5} {n:9d} {Q.nnz:9d} | {rate(n, bc)} {rate(n, bw)} {rate(n, nc)} "
                     f"{rate(n, nw)} | ") if i == 0 else " " * 73 + "| "
-            diff = f"{np.max(np.abs(pi - ref)):10.2e}" if (i > 0 or len(rows) > 1) and pi is not ref \
-                else f"{'(ref)':>10}"
+            diff = (f"{np.max(np.abs(pi - ref)):10.2e}"
+                    if (i > 0 or len(rows) > 1) and pi is not ref
+                    else f"{'(ref)':>10}")
             print(f"{left}{name:<18} {rate(n, c)} {rate(n, w)} {diff} {r:9.1e}", flush=True)
     accuracy()
     print(f"\ntotal {time.perf_counter() - t_all:.1f} s")

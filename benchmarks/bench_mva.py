@@ -151,7 +151,8 @@ def engine_table() -> bool:
     line, line_info = load_line()
     print(f"reference: {line_info}")
     print()
-    hdr = f"{'case':<46} {'ours/solve':>12} {'target':>10} {'ok':>4} {'LINE/solve':>12} {'max rel diff':>13}"
+    hdr = (f"{'case':<46} {'ours/solve':>12} {'target':>10} {'ok':>4} {'LINE/solve':>12} "
+           f"{'max rel diff':>13}")
     print(hdr)
     print("-" * len(hdr))
     all_ok = True
@@ -185,7 +186,8 @@ def engine_table() -> bool:
     all_ok &= ok
     label = 'python -c "import mva" (wall, incl. start-up)'
     print(f"{label:<46} {fmt_time(t_imp):>12} "
-          f"{fmt_time(0.3):>10} {'yes' if ok else 'NO':>4}   (bare interpreter {fmt_time(t_bare).strip()})")
+          f"{fmt_time(0.3):>10} {'yes' if ok else 'NO':>4}   "
+          f"(bare interpreter {fmt_time(t_bare).strip()})")
     return all_ok
 
 
@@ -372,12 +374,14 @@ def compiled_section(per_call: Callable, fmt_time: Callable, load_line: Callable
         if line_mva is not None and states <= 3000:
             Lm = np.ascontiguousarray(Dm.T)
             tl = per_call(lambda Lm=Lm, pops=pops: line_mva(Lm, np.array(pops),
-                                                           np.full(len(pops), 2.0)),
+                                                            np.full(len(pops), 2.0)),
                           min_time=0.3, repeat=2)
             extra = f"; LINE pfqn_mva {tl / states * 1e9:7.1f} ns/state ({tl / t:5.1f}x ours)"
         print(f"  {str(pops) + f' K={K}':<22} {states:>7} states: ours "
               f"{t / states * 1e9:6.1f} ns/state wall, {t_cpu / states * 1e9:6.1f} cpu "
-              f"(target <= 50: {('yes' if ok else 'NO') if states >= 10_000 else 'n/a, fixed cost'}), NumPy reference {tr / states * 1e9:7.1f} "
+              "(target <= 50: "
+              f"{('yes' if ok else 'NO') if states >= 10_000 else 'n/a, fixed cost'}), "
+              f"NumPy reference {tr / states * 1e9:7.1f} "
               f"ns/state ({tr / t:5.1f}x){extra}")
 
     # --- batch ----------------------------------------------------------------------
@@ -388,7 +392,7 @@ def compiled_section(per_call: Callable, fmt_time: Callable, load_line: Callable
                        clock=time.process_time)
     t_bn = per_call(lambda: numpy_batch(Db, Zb, 50), min_time=0.3, repeat=3)
     t_one = per_call(lambda: [mva.exact_mva(ClosedNetwork.single_class(Db[i], population=50,
-                                                                      think_time=1.0))
+                                                                       think_time=1.0))
                               for i in range(200)], min_time=0.3, repeat=2) * 10000 / 200
     ok = t_b <= 0.1
     ok_all &= ok

@@ -8,7 +8,8 @@ uses, another seed) are solved one point per call by
 
 * ``method="auto"`` (the default: the node-level Markov chains of
   :mod:`models._node`), cold (chain-structure caches and the shipped
-  structures' file cleared before every point) and warm (the same point again, structures cached), and
+  structures' file cleared before every point) and warm (the same point again, structures
+  cached), and
 * the papers' vectorised closed form (``"lopc"``, ``"thesis"``), the baseline
   a user who only needs the published equations would call,
 

@@ -329,7 +329,8 @@ print(w1 - w0, w2 - w1, w3 - w2, c1 - c0, c2 - c1, c3 - c2, int("numba" in sys.m
 
 
 def cold_compiled(cycles: int, warmup: int) -> dict[str, float]:
-    """Seconds (wall and CPU) of importing, the first and the second compiled call in a fresh process.
+    """Seconds (wall and CPU) of importing, the first and the second compiled call in a fresh
+    process.
 
     Nothing is imported beforehand (numba included: a process that finds the
     loop's cached object never imports it; ``numba_imported`` tells).
@@ -379,7 +380,8 @@ def memory(records: int, keep: bool) -> None:
         n = write_trace(generate(w, m, requests=per_thread, seed=1), path)
         dt = time.perf_counter() - t0
         size = os.path.getsize(path) / 2**20
-        print(f"trace: {n:,} records, {size:,.0f} MiB written in {dt:.1f} s ({n / dt:,.0f} records/s)")
+        print(f"trace: {n:,} records, {size:,.0f} MiB written in {dt:.1f} s "
+              f"({n / dt:,.0f} records/s)")
         root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
         code = _CHILD.format(root=root, P=P, L=L)
         for mode in ("read", "simulate"):
@@ -392,7 +394,8 @@ def memory(records: int, keep: bool) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="10x smaller runs")
     ap.add_argument("--records", type=int, default=None, help="trace records (default 10^7)")
     ap.add_argument("--keep-trace", action="store_true")
@@ -400,7 +403,8 @@ def main() -> None:
                     help="run both simulators this many times, alternately, and keep each "
                          "one's best time (the machine may be shared)")
     ap.add_argument("--cold", type=int, default=5,
-                    help="fresh processes for the cold figures (default 5; their median is the figure)")
+                    help="fresh processes for the cold figures (default 5; their median is the "
+                         "figure)")
     ap.add_argument("--no-memory", action="store_true", help="skip the trace-streaming part")
     args = ap.parse_args()
     cycles = 10_000 if args.quick else 100_000
@@ -465,7 +469,8 @@ def main() -> None:
     if have_numba and have_simpy:
         r = best["simpy idiomatic"] / best["compiled"]
         rc = best_cpu["simpy idiomatic"] / best_cpu["compiled"]
-        print(f"  target: compiled >= 25x the idiomatic SimPy model -> {r:.1f}x wall, {rc:.1f}x CPU "
+        print(f"  target: compiled >= 25x the idiomatic SimPy model -> {r:.1f}x wall, "
+              f"{rc:.1f}x CPU "
               f"({'met' if min(r, rc) >= 25 else 'NOT met'})")
     if have_numba:
         print(f"  cold: {len(colds)} fresh processes, one after the other (numba imported: "

@@ -9,12 +9,14 @@ Three parts:
 
 * **bulk** (issue 19) -- the INI thesis model (``models.ini.solve``) over a
   large cartesian grid, once cheap per point (static dispatch) and once
-  costlier (round-robin dispatch: a fixed point over the thesis solve): the baseline is what a competent user writes without
+  costlier (round-robin dispatch: a fixed point over the thesis solve): the baseline is
+  what a competent user writes without
   ``mva.sweep``, one direct vectorised call over ``mva.table.grid_points`` of
   the grid; against it ``mva.sweep`` serially, on two worker processes, and
   serially with an SQLite store (first run computing, second run reading
   back; and computing with every chunk inside the SQLite file, as schema 4
-  stored them, against the side files of schema 5).  Wall and CPU seconds are both printed (CPU: the process and its
+  stored them, against the side files of schema 5).  Wall and CPU seconds are both
+  printed (CPU: the process and its
   worker processes).  Each variant runs in a fresh Python process: *cold* is its first
   call there (imports, SymPy ``lambdify``, pool start-up included), *warm*
   the best of the following calls.  Ratios are sweep time / direct time

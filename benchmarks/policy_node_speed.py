@@ -109,7 +109,8 @@ BANDS = ((1, 1), (2, 4), (5, 8), (9, 16))
 def against(rev: str, d: Any, points: int, max_threads: int = 8) -> None:
     """Time the node chain of git revision ``rev`` and the current one on the same points.
 
-    CPU seconds (``time.process_time``; the wall time on the next line) of :func:`models._policy_node.solve_point` at
+    CPU seconds (``time.process_time``; the wall time on the next line) of
+    :func:`models._policy_node.solve_point` at
     most :data:`models.policy.AUTO_NODE_MAX_ITER` iterations (as ``auto`` runs it), the
     current one also under ``auto``'s work budget :data:`models.policy.AUTO_NODE_WORK`;
     median / p95 / max per band of compute threads (at most ``max_threads``), the

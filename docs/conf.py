@@ -26,7 +26,8 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
 ]
-local_extensions = [name for name in ("model_table",) if os.path.exists(os.path.join("_ext", name + ".py"))]
+local_extensions = [name for name in ("model_table",)
+                    if os.path.exists(os.path.join("_ext", name + ".py"))]
 extensions += local_extensions
 
 autosummary_generate = True

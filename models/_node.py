@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["handler_ph", "NodeChain", "solve_node", "station_residence", "station_effective",
-           "pair_residence", "pair_effective", "split_residence", "solve_full", "FULL_MAX_P", "FULL_MAX_ERLANG"]
+           "pair_residence", "pair_effective", "split_residence", "solve_full", "FULL_MAX_P",
+           "FULL_MAX_ERLANG"]
 
 #: machines of at most this many processors are solved as one Markov chain
 #: (:func:`solve_full`): the node chain's finite-source view of the other
@@ -1106,7 +1107,8 @@ def solve_full(P: int, W: float, o: float, cs2: float, L: float, *,
 
 
 def _solve_full_chain(P: int, W: float, o: float, cs2: float, L: float,
-                      latency_stages: int, lumped: bool = True, fifo: bool = True) -> dict[str, Any]:
+                      latency_stages: int, lumped: bool = True,
+                      fifo: bool = True) -> dict[str, Any]:
     """The chain of :func:`solve_full` with the handler's phases of :func:`handler_ph`."""
     alpha, T = handler_ph(o, cs2)
     ph = len(alpha)

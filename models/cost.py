@@ -1,4 +1,5 @@
-"""Cost-effectiveness of adding processors to an SMP node (Wood and Hill 1995, as used by Falsafi and Wood 1997).
+"""Cost-effectiveness of adding processors to an SMP node (Wood and Hill 1995, as used by
+Falsafi and Wood 1997).
 
 A change is cost-effective when its *costup* (relative cost increase) is
 smaller than its *speedup*.  With a processor costing a fraction ``f`` of a

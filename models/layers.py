@@ -96,7 +96,8 @@ def _positive_or_inf(name: str, value: Any) -> np.ndarray:
     arr = as_float_array(name, value)
     bad = ~(arr > 0)  # NaN fails too; +inf allowed
     if bad.any():
-        raise ValueError(f"{name} must be > 0 (inf allowed); got {arr[bad].flat[0] if arr.ndim else arr.item()!r}")
+        raise ValueError(f"{name} must be > 0 (inf allowed); got "
+                         f"{arr[bad].flat[0] if arr.ndim else arr.item()!r}")
     return arr
 
 
@@ -104,7 +105,8 @@ def _out(x: Any) -> Any:
     return scalar_or_array(np.asarray(x, dtype=float))
 
 
-def _mg1_wait(lam: np.ndarray, mean_s: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _mg1_wait(lam: np.ndarray, mean_s: np.ndarray,
+              second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean M/G/1 waiting time and utilization from the engine.
 
     ``lam`` arrival rate, ``mean_s`` mean service time, ``second`` the second
@@ -465,7 +467,8 @@ class MessageCost(ResultMixin):
 
 
 def _pipeline(full: Sequence[np.ndarray], last: Sequence[np.ndarray], k: np.ndarray) -> np.ndarray:
-    """Flow-shop makespan of ``k`` identical packets (stage times ``full``) then one more (``last``).
+    """Flow-shop makespan of ``k`` identical packets (stage times ``full``) then one more
+    (``last``).
 
     Store-and-forward through the stages in order with unlimited queues
     between them.  The ``j``-th of the identical packets leaves stage ``i``
@@ -746,7 +749,8 @@ def page_fetch(comm: Any = None, proto: Any = None, *, diff_words: Any = 0,
     """
     c, p = _as_comm(comm), _as_proto(proto)
     d = check_nonnegative("diff_words", diff_words)
-    w = check_nonnegative("compared_words", p.page_words if compared_words is None else compared_words)
+    w = check_nonnegative("compared_words",
+                          p.page_words if compared_words is None else compared_words)
     r = check_nonnegative("request_size", request_size)
     req = _message(c, r, True)
     rep = _message(c, np.asarray(p.page_bytes), False)
@@ -761,7 +765,8 @@ def page_fetch(comm: Any = None, proto: Any = None, *, diff_words: Any = 0,
                     reply_latency=_out(rep["latency"] + 0 * rt), handler=_out(H + 0 * rt),
                     diff_latency=_out(diff["latency"] + 0 * rt), host=_out(host),
                     ni=_out(req["ni"] + rep["ni"] + np.where(has, diff["msg"]["ni"], 0.0)),
-                    io_bus=_out(req["io_bus"] + rep["io_bus"] + np.where(has, diff["msg"]["io_bus"], 0.0)),
+                    io_bus=_out(req["io_bus"] + rep["io_bus"]
+                                + np.where(has, diff["msg"]["io_bus"], 0.0)),
                     messages=_out(2.0 + has))
     return with_inputs(res, {"comm": c, "proto": p}, diff_words=diff_words,
                        request_size=request_size)
@@ -778,14 +783,16 @@ def _class(c: CommParams, count: Any, size: Any, handler: bool, extra: Any = 0.0
            reply_send: bool = False) -> dict[str, Any]:
     """A message class: per-message occupancies and its count (per node)."""
     m = _message(c, size, handler)
-    host = np.where(handler, m["host_recv"] + extra + (np.asarray(c.host_overhead) if reply_send else 0.0),
+    host = np.where(handler, m["host_recv"] + extra
+                    + (np.asarray(c.host_overhead) if reply_send else 0.0),
                     0.0)
     return {"n": np.asarray(count, dtype=float), "msg": m,
             "visits": {"host": [host], "ni": [m["ni_send"], m["ni_recv"]],
                        "io_bus": [m["io_bus_send"], m["io_bus_recv"]]}}
 
 
-def _queues(classes: Sequence[dict[str, Any]], T: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def _queues(classes: Sequence[dict[str, Any]],
+            T: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per-resource M/G/1 wait and utilization at a node, for counts spread over time ``T``."""
     out = {}
     for r in _RESOURCES:
@@ -921,7 +928,8 @@ def fetch_contention(comm: Any = None, proto: Any = None, rate: Any = 1e-5, *,
 
     References
     ----------
-    .. [1] The layered-approach paper, Sections 3.1 and 3.2 (contention modelled at the network end points).
+    .. [1] The layered-approach paper, Sections 3.1 and 3.2 (contention modelled at the network
+       end points).
 
     Examples
     --------
@@ -949,7 +957,8 @@ def fetch_contention(comm: Any = None, proto: Any = None, rate: Any = 1e-5, *,
     q = _queues(classes, T)
     rt0 = np.asarray(base.round_trip)
     has = (dw > 0) & (kind == "page")
-    rt = rt0 + (4 + 2 * has) * q["ni"][0] + (4 + 2 * has) * q["io_bus"][0] + (1 + has) * q["host"][0]
+    rt = (rt0 + (4 + 2 * has) * q["ni"][0] + (4 + 2 * has) * q["io_bus"][0]
+          + (1 + has) * q["host"][0])
     bott = _bottleneck({k: v[1] for k, v in q.items()})
     sat = bott != ""
     shape = np.broadcast_shapes(np.shape(rt), np.shape(lam))
@@ -1077,6 +1086,7 @@ class AppProfile:
         for name, v in validate_fields(self).items():
             object.__setattr__(self, name, float(v) if v.ndim == 0 else v)
 
+
 @dataclass(frozen=True, kw_only=True)
 class SpeedupResult(ResultMixin):
     """Speedup estimate of an application on given layers (see :func:`speedup`).
@@ -1169,7 +1179,8 @@ def _app_time(c: CommParams, p: ProtocolParams, a: AppProfile, ks: dict[str, dic
              + lat["bar_rel"] + path)
     t_bar = np.where(P > 1, t_bar, 0.0)
     sync = a.locks * rt_lock + a.barriers * t_bar
-    own = (a.diffs * (np.asarray(p.page_words) * p.diff_compare + np.asarray(a.diff_words) * p.diff_word
+    own = (a.diffs * (np.asarray(p.page_words) * p.diff_compare
+                      + np.asarray(a.diff_words) * p.diff_word
                       + c.host_overhead)
            + a.twins * p.twin_creation + a.protections * p.page_protection
            + a.write_notices * p.write_notice + a.messages * c.host_overhead)
@@ -1284,17 +1295,20 @@ def speedup(app: AppProfile, comm: Any = None, proto: Any = None, *, layers: str
     shape = np.shape(T)
     nmsg = sum(k["n"] for k in ks.values())
     out = lambda v: _out(np.broadcast_to(v, shape))  # noqa: E731
-    rho = {k: np.minimum(np.nan_to_num(comp[k], nan=1.0), 1.0) for k in ("rho_host", "rho_ni", "rho_bus")}
+    rho = {k: np.minimum(np.nan_to_num(comp[k], nan=1.0), 1.0)
+           for k in ("rho_host", "rho_ni", "rho_bus")}
     result = SpeedupResult(
         speedup=out(app.sequential_time / T), time=out(T), compute=out(comp["compute"]),
         data_wait=out(np.where(throttled, np.nan, comp["data_wait"])),
-        protocol=out(comp["protocol"]), synchronization=out(np.where(throttled, np.nan, comp["sync"])),
+        protocol=out(comp["protocol"]),
+        synchronization=out(np.where(throttled, np.nan, comp["sync"])),
         utilization_host=out(rho["rho_host"]), utilization_ni=out(rho["rho_ni"]),
         utilization_io_bus=out(rho["rho_bus"]), message_rate=out(nmsg / T),
         saturated=bool(throttled) if shape == () else np.broadcast_to(throttled, shape),
         bottleneck=str(bott) if shape == () else np.broadcast_to(bott, shape),
         iterations=int(it), residual=float(resid),
-        converged=bool(np.all(conv)) if shape == () else np.broadcast_to(conv, shape), method=method)
+        converged=bool(np.all(conv)) if shape == () else np.broadcast_to(conv, shape),
+        method=method)
     return with_inputs(result, {"app": app, "comm": c, "proto": p})
 
 
@@ -1343,9 +1357,11 @@ def whatif(layers: Any = "AO", **app: Any) -> SpeedupResult:
     profile = AppProfile(**app)
     if codes.ndim == 0:
         return speedup(profile, layers=str(codes))
-    comm = CommParams(**{f.name: np.array([getattr(c, f.name) for c, _ in pairs]).reshape(codes.shape)
+    comm = CommParams(**{f.name: np.array([getattr(c, f.name) for c, _ in pairs])
+                         .reshape(codes.shape)
                          for f in fields(CommParams)})
-    proto = ProtocolParams(**{f.name: np.array([getattr(p, f.name) for _, p in pairs]).reshape(codes.shape)
+    proto = ProtocolParams(**{f.name: np.array([getattr(p, f.name) for _, p in pairs])
+                              .reshape(codes.shape)
                               for f in fields(ProtocolParams)})
     return speedup(profile, comm, proto)
 
@@ -1386,7 +1402,8 @@ def layered_whatif(app: AppProfile, combinations: Sequence[str] = LAYER_COMBINAT
                      "synchronization": r.synchronization, "utilization_ni": r.utilization_ni,
                      "utilization_io_bus": r.utilization_io_bus, "saturated": r.saturated})
     cols = list(rows[0]) if rows else ["layers"]
-    data = {k: np.array([row[k] for row in rows], dtype=object if k in ("layers", "saturated") else float)
+    data = {k: np.array([row[k] for row in rows],
+                        dtype=object if k in ("layers", "saturated") else float)
             for k in cols}
     return Table(columns=tuple(cols), data=data, title=title,
                  formats={"speedup": ".2f", "time": ".4g", "compute": ".4g", "data_wait": ".4g",
@@ -1447,7 +1464,8 @@ def equations() -> dict[str, Any]:
     r = m - k * Pmax
     C = sp.Integer(0)                # the last packet's exit time from the stage so far
     S_i, M_i = sp.Integer(0), sp.Integer(0)
-    for f, g in zip((Pmax / B, o_ns, Pmax / B_l, o_nr, Pmax / B), (r / B, o_ns, r / B_l, o_nr, r / B)):
+    for f, g in zip((Pmax / B, o_ns, Pmax / B_l, o_nr, Pmax / B),
+                    (r / B, o_ns, r / B_l, o_nr, r / B)):
         S_i, M_i = S_i + f, sp.Max(M_i, f)
         C = sp.Max(C, sp.Min(1, k) * (S_i + (k - 1) * M_i)) + g
     H0, c_prot, c_cmp, c_dw, c_app, w, d, delta = (

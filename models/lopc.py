@@ -834,7 +834,7 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
     if method == "lopc":
         # element-wise closed form: chunked so memory stays bounded on large grids
         v = evaluate_chunked(lambda *a: _solve_lopc(*a, tol=tol, max_iter=max_iter,
-                                                     on_fail=on_fail), [W, o, L, c])
+                                                    on_fail=on_fail), [W, o, L, c])
         label = "lopc"
     elif method == "node":
         v = _solve_node(params, tol=tol, max_iter=max_iter, on_fail=on_fail)
@@ -855,7 +855,8 @@ def solve(params: LoPCParams | None = None, method: str = "auto", *, tol: float 
         R=out(v["R"]), lam=out(v["lam"]), R_w=out(v["R_w"]), R_q=out(v["R_q"]),
         R_y=out(v["R_y"]), Q_q=out(v["Q_q"]), Q_y=out(v["Q_y"]), U_q=out(v["U_q"]),
         U_y=out(v["U_y"]), contention=out(np.asarray(v["R"]) - r0), contention_free=out(r0),
-        R_p=out(v.get("R_p", 0.0)), method=label, converged=bool(conv) if conv.ndim == 0 else conv.copy(),
+        R_p=out(v.get("R_p", 0.0)), method=label,
+        converged=bool(conv) if conv.ndim == 0 else conv.copy(),
         iterations=int(v["iterations"]), residual=float(v["residual"]))
     return _attach_accuracy(with_inputs(res, params), "lopc")
 

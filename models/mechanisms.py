@@ -38,8 +38,7 @@ import numpy as np
 from mva.open import mg1_wait
 from mva.params import param, validate_fields
 from mva.results import ResultMixin, with_inputs
-from mva._validate import (as_float_array, check_choice, check_nonnegative, check_positive,
-                           check_probability, scalar_or_array)
+from mva._validate import check_choice, check_nonnegative, check_positive, scalar_or_array
 
 __all__ = [
     "MECHANISMS", "REGIONS", "MACHINES", "ALEWIFE_MISS_PENALTIES",
@@ -286,7 +285,8 @@ def machine_data(name: Any) -> dict[str, Any]:
         vals = [getattr(m, f.name) for m in rows]
         kind = float if isinstance(vals[0], float) or isinstance(vals[0], int) else object
         out[f.name] = np.array(vals, dtype=kind).reshape(names.shape)
-    out["remote_miss_penalty"] = np.array([m.remote_miss_penalty for m in rows]).reshape(names.shape)
+    out["remote_miss_penalty"] = np.array([m.remote_miss_penalty
+                                           for m in rows]).reshape(names.shape)
     return out
 
 
@@ -344,7 +344,8 @@ def machine_table(*, evaluate: bool = False, **overrides: Any) -> Any:
     data = {k: np.array(v, dtype=object if k in ("machine", "clock MHz", "topology", "remote miss")
                         or k.startswith("region") else float) for k, v in cols.items()}
     return Table(columns=tuple(data), data=data,
-                 title="Table 1 of Chong et al. 1998: 32-processor machines (latency cycles, 24-byte packet)",
+                 title="Table 1 of Chong et al. 1998: 32-processor machines (latency cycles, "
+                       "24-byte packet)",
                  formats={"T sm": ".1f", "T polling": ".1f"})
 
 
@@ -364,7 +365,8 @@ def miss_penalty_table() -> Any:
     data = {k: np.array([row[k] for row in rows],
                         dtype=float if k in ("# inv msgs", "cycles", "usec") else object)
             for k in rows[0]}
-    return Table(columns=tuple(data), data=data, title="Alewife shared-memory miss penalties (Chong et al. 1998, Fig. 3)",
+    return Table(columns=tuple(data), data=data,
+                 title="Alewife shared-memory miss penalties (Chong et al. 1998, Fig. 3)",
                  formats={"usec": ".2f"})
 
 
@@ -607,7 +609,9 @@ def _wait(p: dict[str, np.ndarray], spec: dict[str, Any], T: np.ndarray
         m2 = m2 + rate_ch * n * s * s
     with np.errstate(divide="ignore", invalid="ignore"):
         mean_s = np.where(lam > 0, m1 / np.where(lam > 0, lam, 1.0), 0.0)
-        cs2 = np.where(mean_s > 0, (m2 / np.where(lam > 0, lam, 1.0)) / np.where(mean_s > 0, mean_s, 1.0) ** 2 - 1.0, 0.0)
+        cs2 = np.where(mean_s > 0,
+                       (m2 / np.where(lam > 0, lam, 1.0)) / np.where(mean_s > 0, mean_s, 1.0) ** 2
+                       - 1.0, 0.0)
     W = mg1_wait(np.asarray(lam), mean_s, np.maximum(cs2, 0.0))
     return np.where(m1 <= 0, 0.0, W), m1
 
@@ -716,7 +720,6 @@ class MechanismResult(ResultMixin):
     method: str = "M/G/1 bisection + illinois"
 
 
-
 def _with_overrides(fn: str, params: MechanismParams | None,
                     overrides: dict[str, Any]) -> MechanismParams:
     """``params`` (default: the defaults) with the keyword ``overrides`` of ``fn`` applied."""
@@ -727,6 +730,7 @@ def _with_overrides(fn: str, params: MechanismParams | None,
         raise ValueError(f"params must be MechanismParams; got {type(params).__name__}")
     check_kwargs(fn, overrides, [f.name for f in fields(MechanismParams)])
     return replace(params, **overrides) if overrides else params
+
 
 def solve(params: MechanismParams | None = None, mechanism: str = "shared_memory", *,
           hide_tol: float = 0.01, tol: float = 1e-12, on_fail: str = "warn",
@@ -820,7 +824,8 @@ def solve(params: MechanismParams | None = None, mechanism: str = "shared_memory
         utilization=o(r["rho"]), volume=o(r["vol"]), messages=o(r["nmsg"]),
         region=str(region) if shape == () else region,
         iterations=int(r["res"].iterations), residual=float(r["res"].residual),
-        converged=bool(np.all(r["res"].converged)) if shape == () else np.broadcast_to(r["res"].converged, shape))
+        converged=(bool(np.all(r["res"].converged)) if shape == ()
+                   else np.broadcast_to(r["res"].converged, shape)))
     return with_inputs(res, params)
 
 
@@ -844,7 +849,8 @@ def compare(params: MechanismParams | None = None, mechanisms: Sequence[str] = M
 
 @dataclass(frozen=True, kw_only=True)
 class CrossoverResult(ResultMixin):
-    """Crossover between two mechanisms (see :func:`crossover_bandwidth`, :func:`crossover_latency`).
+    """Crossover between two mechanisms (see :func:`crossover_bandwidth`,
+    :func:`crossover_latency`).
 
     Attributes
     ----------
@@ -927,7 +933,8 @@ def _crossover(params: MechanismParams, a: str, b: str, variable: str, lo: float
 
 def crossover_bandwidth(params: MechanismParams | None = None, first: str = "shared_memory",
                         second: str = "polling", *, lo: float = 0.05, hi: float = 1000.0,
-                        tol: float = 1e-10, on_fail: str = "warn", **overrides: Any) -> CrossoverResult:
+                        tol: float = 1e-10, on_fail: str = "warn",
+                        **overrides: Any) -> CrossoverResult:
     """Bisection bandwidth at which two mechanisms take equal time.
 
     Parameters
@@ -972,7 +979,8 @@ def crossover_bandwidth(params: MechanismParams | None = None, first: str = "sha
 
 def crossover_latency(params: MechanismParams | None = None, first: str = "shared_memory",
                       second: str = "polling", *, lo: float = 0.0, hi: float = 10000.0,
-                      tol: float = 1e-10, on_fail: str = "warn", **overrides: Any) -> CrossoverResult:
+                      tol: float = 1e-10, on_fail: str = "warn",
+                      **overrides: Any) -> CrossoverResult:
     """Network latency at which two mechanisms take equal time.
 
     Parameters
@@ -1122,8 +1130,8 @@ def _mech_names(name: str, mechanisms: Any) -> list[str]:
     for m in mechanisms:
         canon = _ALIASES.get(m, m) if isinstance(m, str) else m
         if canon not in MECHANISMS:
-            raise ValueError(f"{name + ': ' if name else ''}unknown mechanism {m!r}; allowed: {allowed} "
-                             f"(aliases {aliases}, or 'all')")
+            raise ValueError(f"{name + ': ' if name else ''}unknown mechanism {m!r}; "
+                             f"allowed: {allowed} (aliases {aliases}, or 'all')")
         if canon in out:
             raise ValueError(f"{name + ': ' if name else ''}mechanism {canon!r} is listed twice")
         out.append(canon)
@@ -1131,7 +1139,8 @@ def _mech_names(name: str, mechanisms: Any) -> list[str]:
 
 
 def register_cli(subparsers: Any) -> None:
-    """Add the ``mechanisms`` subcommand (kept for compatibility: see :mod:`models.cli.mechanisms`)."""
+    """Add the ``mechanisms`` subcommand (kept for compatibility: see
+    :mod:`models.cli.mechanisms`)."""
     from models.cli.mechanisms import register
 
     register(subparsers)

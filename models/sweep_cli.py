@@ -283,7 +283,8 @@ def register_cli(subparsers: Any) -> argparse.ArgumentParser:
                         "(default: none, no seed argument)")
     p.add_argument("--replications", type=int, default=None,
                    help="independent replications per point (needs --seed) (default: none)")
-    p.add_argument("--chunk", type=int, default=None, help="points per task (default: chosen by the executor)")
+    p.add_argument("--chunk", type=int, default=None,
+                   help="points per task (default: chosen by the executor)")
     p.add_argument("--per-point", action="store_true",
                    help="call MODEL once per point (skip the vectorisation probe)")
     p.add_argument("--on-mismatch", choices=("raise", "reuse", "restart"), default="raise",

@@ -38,9 +38,9 @@ from typing import Iterator, Sequence
 
 from .errors import CostError
 
-__all__ = ["time_budget", "array_bytes", "format_bytes", "memory_limit", "check_memory", "network_bytes",
-           "check_network", "NETWORK_ARRAYS", "NETWORK_SECONDS", "network_seconds", "time_limit",
-           "check_time"]
+__all__ = ["time_budget", "array_bytes", "format_bytes", "memory_limit", "check_memory",
+           "network_bytes", "check_network", "NETWORK_ARRAYS", "NETWORK_SECONDS",
+           "network_seconds", "time_limit", "check_time"]
 
 #: arrays of shape (classes, stations) an approximate MVA method keeps (demands, visits,
 #: queue lengths, residence times and work arrays), and for Linearizer additionally the
@@ -94,7 +94,8 @@ def memory_limit() -> int:
 
 def check_memory(what: str, nbytes: int, *, instead: str, states: int | None = None,
                  limit: int | None = None) -> None:
-    """Raise :class:`~mva.errors.CostError` if ``nbytes`` exceeds ``limit`` (default :func:`memory_limit`).
+    """Raise :class:`~mva.errors.CostError` if ``nbytes`` exceeds ``limit`` (default
+    :func:`memory_limit`).
 
     Parameters
     ----------
@@ -227,7 +228,8 @@ def time_limit() -> float:
 
 
 def check_time(what: str, seconds: float, *, instead: str, limit: float | None = None) -> None:
-    """Raise :class:`~mva.errors.CostError` if ``seconds`` exceeds ``limit`` (default :func:`time_limit`).
+    """Raise :class:`~mva.errors.CostError` if ``seconds`` exceeds ``limit`` (default
+    :func:`time_limit`).
 
     Call it before starting a computation whose time was estimated (e.g. by
     :func:`network_seconds`).

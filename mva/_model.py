@@ -86,7 +86,8 @@ def make_result(cm: Compiled, X_chain: np.ndarray, Rck: np.ndarray, *, method: s
     U = X[:, None] * cm.D / cm.cap
     return MVAResult(throughput=X, response_time=Rck.sum(axis=1), residence_time=Rck,
                      queue_length=Q, utilization=U, chain_throughput=X_chain, method=method,
-                     converged=bool(converged), iterations=int(iterations), residual=float(residual),
+                     converged=bool(converged), iterations=int(iterations),
+                     residual=float(residual),
                      station_names=cm.net.station_names, class_names=cm.net.class_names)
 
 
@@ -125,7 +126,7 @@ def cap_utilization(Rck: np.ndarray, n: np.ndarray, Z: np.ndarray, E: np.ndarray
             # few pairs, few chains: the same Newton in Python floats (bit for bit: the
             # same operations in the same order; NumPy sums fewer than 8 terms left to right)
             fs = [_newton_scalar(*x) for x in zip(w.tolist(), c0.tolist(), bb.tolist(),
-                                                 use.tolist())]
+                                                  use.tolist())]
             if None not in fs:
                 Rck[b, :, k] *= np.array(fs)[:, None]
                 continue

@@ -9,7 +9,8 @@ point.  Writing those bytes is what a store costs a vectorised sweep, so a
 chunk keeps few of them (schema 4, :meth:`SweepStore.record_chunk`): grid
 positions instead of parameter columns, constant, repeated and derived
 (``a * b``, ``a + b``, ``a - b``) result columns as a few words of JSON, text
-as integer codes -- each checked to give the column back bit for bit.  Everything is plain SQL columns, JSON text and NumPy's ``.npy`` format
+as integer codes -- each checked to give the column back bit for bit.  Everything
+is plain SQL columns, JSON text and NumPy's ``.npy`` format
 -- nothing is ever pickled, so opening a store cannot execute code.
 
 Large chunks (schema 5): a chunk whose stored result columns take at least
@@ -216,7 +217,6 @@ def _derived(plain: Mapping[str, np.ndarray], samples: int = 8) -> dict[str, lis
     at = np.linspace(0, n - 1, samples).astype(np.intp)
     S = np.stack([plain[k][at] for k in ok])                    # (m, samples)
     bits = S.view(np.uint64)
-    m = len(ok)
     cands: dict[int, list[tuple[str, int, int]]] = {}
     with np.errstate(all="ignore"):
         for op, f in _OPS.items():

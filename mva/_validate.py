@@ -237,5 +237,6 @@ def scalar_or_array(x: Any) -> Any:
     arr = np.asarray(x)
     if arr.ndim == 0:
         v = arr.item()
-        return float(v) if isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, bool) else v
+        return (float(v) if isinstance(v, (float, int, np.floating, np.integer))
+                and not isinstance(v, bool) else v)
     return arr

@@ -239,7 +239,8 @@ class _Core:
         lidx = self.lidx
         Qk = Q[:, lidx].sum(axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            f = np.where(Qk[None, :] > 0, 1.0 - Qseen[:, lidx] / np.where(Qk > 0, Qk, 1.0)[None, :], 0.0)
+            f = np.where(Qk[None, :] > 0,
+                         1.0 - Qseen[:, lidx] / np.where(Qk > 0, Qk, 1.0)[None, :], 0.0)
         f = np.clip(f, 0.0, 1.0)
         j = np.arange(P.shape[1], dtype=float)
         pi = np.minimum(1.0, f[:, :, None] * j[None, None, :])
@@ -251,7 +252,8 @@ class _Core:
 
     def solve(self, n: np.ndarray, Q: np.ndarray, F: np.ndarray | None, tol: float,
               max_iter: int, P: dict[str, np.ndarray] | None = None,
-              G: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float, dict[str, np.ndarray]]:
+              G: dict[str, np.ndarray] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float, dict[str, np.ndarray]]:
         cm = self.cm
         ch = cm.ch
         R = cm.R
@@ -342,8 +344,9 @@ class _Core:
                 c, k = np.argwhere(bad)[0]
                 st = cm.net.station_names[qidx[k]]
                 raise SaturationError(
-                    f"higher-priority classes use {1 - free[c, k]:.6g} >= 1 of station {st!r}; class "
-                    f"{cm.net.class_names[c]!r} would never be served", bottleneck=st,
+                    f"higher-priority classes use {1 - free[c, k]:.6g} >= 1 of station "
+                    f"{st!r}; class {cm.net.class_names[c]!r} would never be served",
+                    bottleneck=st,
                     utilization=float(1 - free[c, k]))
         return Q, Rck, X, it, resid, P
 
@@ -494,7 +497,8 @@ def schweitzer(network: ClosedNetwork, *, tol: float = 1e-8, max_iter: int = 10_
     ok = resid <= tol_f
     if not ok:
         _report(on_fail, "schweitzer", it, resid, tol_f)
-    name = "schweitzer" if multiserver == "seidmann" or not cm0.multi.any() else f"schweitzer+{multiserver}"
+    name = ("schweitzer" if multiserver == "seidmann" or not cm0.multi.any()
+            else f"schweitzer+{multiserver}")
     return _finish(cm0, cm, owner, X, Rck, Q, name, ok, it, resid)
 
 
@@ -587,7 +591,8 @@ def linearizer(network: ClosedNetwork, *, tol: float = 1e-8, max_iter: int = 10_
         F = F_new
         if core.conway:
             # marginal corrections are plain differences (probabilities do not scale with n)
-            G = {"multi": np.zeros((R,) + PN["multi"].shape), "busy": np.zeros((R,) + PN["busy"].shape)}
+            G = {"multi": np.zeros((R,) + PN["multi"].shape),
+                 "busy": np.zeros((R,) + PN["busy"].shape)}
             for j in chains:
                 G["multi"][j] = Pj[j]["multi"] - PN["multi"]
                 G["busy"][j] = Pj[j]["busy"] - PN["busy"]
@@ -602,7 +607,8 @@ def linearizer(network: ClosedNetwork, *, tol: float = 1e-8, max_iter: int = 10_
     ok = bool(core_ok and outer_change <= tol_f)
     if not ok:
         _report(on_fail, "linearizer", total_it, residual, tol_f)
-    name = "linearizer" if multiserver == "seidmann" or not cm0.multi.any() else f"linearizer+{multiserver}"
+    name = ("linearizer" if multiserver == "seidmann" or not cm0.multi.any()
+            else f"linearizer+{multiserver}")
     return _finish(cm0, cm, owner, X, Rck, Q, name, ok, total_it, residual)
 
 

@@ -43,8 +43,9 @@ from ._validate import check_choice, check_integer, check_nonnegative, scalar_or
 from .network import ClosedNetwork
 from .results import plain_dict
 
-__all__ = ["Bounds", "aba_bounds", "balanced_job_bounds", "proportional_bounds", "geometric_bounds",
-           "OpenBounds", "open_bounds", "ChainBounds", "multiclass_aba_bounds", "multiclass_bjb_bounds"]
+__all__ = ["Bounds", "aba_bounds", "balanced_job_bounds", "proportional_bounds",
+           "geometric_bounds", "OpenBounds", "open_bounds", "ChainBounds",
+           "multiclass_aba_bounds", "multiclass_bjb_bounds"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,9 +110,11 @@ def _inputs(demands: Any, population: Any, think_time: Any, kinds: Any, servers:
     else:
         d = check_nonnegative("demands", demands)
         if d.ndim != 1:
-            raise ValueError(f"demands must be 1-D (one per station) for {who}; got shape {d.shape}")
+            raise ValueError(f"demands must be 1-D (one per station) for {who}; got shape "
+                             f"{d.shape}")
         if population is None:
-            raise ValueError(f"population must be given to {who} (an int >= 1 or an array of them); got None")
+            raise ValueError(f"population must be given to {who} (an int >= 1 or an array of "
+                             "them); got None")
         K = d.size
         servers = np.ones(K, dtype=np.int64) if servers is None else np.broadcast_to(
             check_integer("servers", servers, minimum=1), (K,))
@@ -127,7 +130,8 @@ def _inputs(demands: Any, population: Any, think_time: Any, kinds: Any, servers:
     allowed = ("queue", "delay", "multi") if allow_multi else ("queue", "delay")
     for k, kd in enumerate(kinds_a):
         if kd not in allowed:
-            raise ValueError(f"kinds[{k}] must be one of {', '.join(map(repr, allowed))} for {who}; got {kd!r}")
+            raise ValueError(f"kinds[{k}] must be one of {', '.join(map(repr, allowed))} for "
+                             f"{who}; got {kd!r}")
     delay = kinds_a == "delay"
     Zt = Z + float(d[delay].sum())
     qmask = ~delay & (d > 0)
@@ -190,7 +194,8 @@ def aba_bounds(demands: Any, population: Any = None, think_time: Any = None, *,
     >>> round(b.n_star, 3)
     3.75
     """
-    Dm, N, Z, Dq, _, Z0 = _inputs(demands, population, think_time, kinds, servers, "aba_bounds", True)
+    Dm, N, Z, Dq, _, Z0 = _inputs(demands, population, think_time, kinds, servers, "aba_bounds",
+                                  True)
     D = float(Dq.sum())
     Dmax = float(Dm.max()) if Dm.size else 0.0
     Nf = N.astype(float)
@@ -618,7 +623,8 @@ def open_bounds(arrival_rate: Any, demands: Any, *, method: str = "bjb") -> Open
     lam = check_nonnegative("arrival_rate", arrival_rate)
     d = check_nonnegative("demands", demands)
     if d.ndim != 1 or not (d > 0).any():
-        raise ValueError(f"demands must be 1-D (one per station) with a positive entry; got {d.tolist()}")
+        raise ValueError("demands must be 1-D (one per station) with a positive entry; got "
+                         f"{d.tolist()}")
     Dq = d[d > 0]
     D, Dmax, Davg = float(Dq.sum()), float(Dq.max()), float(Dq.mean())
     ok = lam * Dmax < 1.0
@@ -661,7 +667,8 @@ class ChainBounds:
     def contains(self, throughput: Any) -> Any:
         """True where ``throughput_lower <= throughput <= throughput_upper`` (1e-12 slack)."""
         x = np.asarray(throughput, dtype=float)
-        return ((x >= self.throughput_lower * (1 - 1e-12)) & (x <= self.throughput_upper * (1 + 1e-12)))
+        return ((x >= self.throughput_lower * (1 - 1e-12))
+                & (x <= self.throughput_upper * (1 + 1e-12)))
 
 
 def multiclass_aba_bounds(network: ClosedNetwork) -> ChainBounds:
@@ -714,8 +721,8 @@ def multiclass_aba_bounds(network: ClosedNetwork) -> ChainBounds:
         raise ValueError(f"network must be a ClosedNetwork; got {type(network).__name__}")
     for k, kd in enumerate(network.kinds):
         if kd == "ld":
-            raise ValueError(f"kinds[{k}] is 'ld'; multiclass_aba_bounds takes 'queue', 'delay' and "
-                             f"'multi' stations")
+            raise ValueError(f"kinds[{k}] is 'ld'; multiclass_aba_bounds takes 'queue', "
+                             "'delay' and 'multi' stations")
     Dch = network.chain_demands
     kinds = np.array(network.kinds)
     delay = kinds == "delay"

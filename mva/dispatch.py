@@ -106,7 +106,8 @@ def solve(network: Any, method: str = "exact", **options: Any) -> Any:
     opened = sys.modules.get(f"{__package__}.open")
     if opened is not None and isinstance(network, opened.OpenNetwork):
         if method != "exact" or options:
-            raise ValueError(f"method must be 'exact' (without options) for an OpenNetwork; got {method!r}")
+            raise ValueError("method must be 'exact' (without options) for an OpenNetwork; got "
+                             f"{method!r}")
         return opened.solve_open(network)
     from .network import ClosedNetwork
     if not isinstance(network, ClosedNetwork):

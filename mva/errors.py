@@ -9,8 +9,8 @@ warning with :class:`ConvergenceWarning` and flagging the result
 
 from __future__ import annotations
 
-__all__ = ["SaturationError", "ConvergenceError", "ConvergenceWarning", "PrecisionWarning", "NonProductFormWarning",
-           "CostError"]
+__all__ = ["SaturationError", "ConvergenceError", "ConvergenceWarning", "PrecisionWarning",
+           "NonProductFormWarning", "CostError"]
 
 
 class SaturationError(ValueError):
@@ -100,4 +100,3 @@ def report_nonconvergence(on_fail: str, message: str, *, iterations: int | None 
     if on_fail == "warn":
         import warnings
         warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel + 1)
-

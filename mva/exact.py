@@ -123,6 +123,8 @@ _LEVEL_COST = 400  # one level of the NumPy lattice reference per chain, in the 
 def _work(levels: int, chains: int, states: float, per_state: float) -> float:
     """Estimated cost of an interpreted recursion (Python overhead per level plus element work)."""
     return levels * max(chains, 1) * _LEVEL_COST + states * per_state
+
+
 _numba_state: dict[str, Any] = {}
 
 

@@ -43,7 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import check_choice, check_integer, check_nonnegative, check_positive, scalar_or_array
+from ._validate import (check_choice, check_integer, check_nonnegative, check_positive,
+                        scalar_or_array)
 from .results import plain_dict
 
 __all__ = ["FiniteQueueResult", "mm1k", "mmck", "mminf", "erlang_b", "engset"]
@@ -119,10 +120,12 @@ def _finite(model: str, lam: np.ndarray, S: np.ndarray, c: np.ndarray, K: np.nda
     with np.errstate(divide="ignore", invalid="ignore"):
         R = np.where(X > 0, L / np.where(X > 0, X, 1.0), S)
     W = R - S
-    return FiniteQueueResult(model=model, arrival_rate=scalar_or_array(lam), throughput=scalar_or_array(X),
+    return FiniteQueueResult(model=model, arrival_rate=scalar_or_array(lam),
+                             throughput=scalar_or_array(X),
                              blocking=scalar_or_array(pK), utilization=scalar_or_array(X * S / c),
                              queue_length=scalar_or_array(L), response_time=scalar_or_array(R),
-                             waiting_time=scalar_or_array(W), waiting_queue_length=scalar_or_array(X * W),
+                             waiting_time=scalar_or_array(W),
+                             waiting_queue_length=scalar_or_array(X * W),
                              prob_empty=scalar_or_array(p0))
 
 
@@ -227,7 +230,8 @@ def mmck(arrival_rate: Any, service_time: Any, servers: Any, capacity: Any) -> F
     lam, S, c, K = np.broadcast_arrays(lam, S, c, K)
     if (K < c).any():
         i = np.argwhere(np.atleast_1d(K < c))[0]
-        raise ValueError(f"capacity must be >= servers; got capacity {int(np.atleast_1d(K)[tuple(i)])} "
+        raise ValueError("capacity must be >= servers; got capacity "
+                         f"{int(np.atleast_1d(K)[tuple(i)])} "
                          f"with {int(np.atleast_1d(c)[tuple(i)])} servers")
     return _finite("M/M/c/K", lam, S, c, K)
 
@@ -271,10 +275,13 @@ def mminf(arrival_rate: Any, service_time: Any) -> FiniteQueueResult:
     a = lam * S
     p0 = np.exp(-a)
     z = np.zeros(a.shape)
-    return FiniteQueueResult(model="M/M/inf", arrival_rate=scalar_or_array(lam), throughput=scalar_or_array(lam),
+    return FiniteQueueResult(model="M/M/inf", arrival_rate=scalar_or_array(lam),
+                             throughput=scalar_or_array(lam),
                              blocking=scalar_or_array(z), utilization=scalar_or_array(1.0 - p0),
-                             queue_length=scalar_or_array(a), response_time=scalar_or_array(S.copy()),
-                             waiting_time=scalar_or_array(z), waiting_queue_length=scalar_or_array(z),
+                             queue_length=scalar_or_array(a),
+                             response_time=scalar_or_array(S.copy()),
+                             waiting_time=scalar_or_array(z),
+                             waiting_queue_length=scalar_or_array(z),
                              prob_empty=scalar_or_array(p0))
 
 

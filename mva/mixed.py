@@ -90,18 +90,20 @@ class MixedNetwork:
         if D.ndim == 1:
             D = D[None, :]
         if D.ndim != 2 or D.shape[1] != K:
-            raise ValueError(f"open_demands must have shape (O, {K}) (one row per open class, one column "
-                             f"per station); got shape {D.shape}")
+            raise ValueError(f"open_demands must have shape (O, {K}) (one row per open class, "
+                             f"one column per station); got shape {D.shape}")
         lam = check_nonnegative("arrival_rates", self.arrival_rates).reshape(-1)
         if lam.shape != (D.shape[0],):
-            raise ValueError(f"arrival_rates must have shape ({D.shape[0]},) (one per open class); got "
-                             f"shape {lam.shape}")
+            raise ValueError(f"arrival_rates must have shape ({D.shape[0]},) (one per open "
+                             f"class); got shape {lam.shape}")
         for k, kd in enumerate(self.closed.kinds):
             if kd not in ("queue", "delay") and (lam @ D[:, k]) > 0:
-                raise ValueError(f"open load at station {self.closed.station_names[k]!r} of kind {kd!r}; "
-                                 f"mixed networks take open classes at 'queue' and 'delay' stations only")
+                raise ValueError(f"open load at station {self.closed.station_names[k]!r} of "
+                                 f"kind {kd!r}; mixed networks take open classes at 'queue' and "
+                                 "'delay' stations only")
         names = self.open_class_names
-        names = tuple(f"open{i}" for i in range(lam.size)) if names is None else tuple(map(str, names))
+        names = (tuple(f"open{i}" for i in range(lam.size)) if names is None
+                 else tuple(map(str, names)))
         if len(names) != lam.size:
             raise ValueError(f"open_class_names must have {lam.size} entries; got {len(names)}")
         put(self, "open_demands", D)
@@ -145,7 +147,8 @@ class MixedResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary (nested results as dictionaries)."""
-        return {"closed": self.closed.to_dict(), "open": plain_dict(self.open), "method": self.method}
+        return {"closed": self.closed.to_dict(), "open": plain_dict(self.open),
+                "method": self.method}
 
 
 def solve_mixed(network: MixedNetwork, method: str = "exact", **options: Any) -> MixedResult:
@@ -211,9 +214,11 @@ def solve_mixed(network: MixedNetwork, method: str = "exact", **options: Any) ->
     Qc = res.queue_length.sum(axis=0)
     Ro = np.where(queue, Do * (1.0 + Qc) * slow, Do)
     Uopen = lam[:, None] * Do
-    opened = OpenNetworkResult(throughput=lam.copy(), response_time=Ro.sum(axis=1), residence_time=Ro,
+    opened = OpenNetworkResult(throughput=lam.copy(), response_time=Ro.sum(axis=1),
+                               residence_time=Ro,
                                queue_length=lam[:, None] * Ro, utilization=Uopen, method="mixed",
-                               station_names=net.station_names, class_names=network.open_class_names)
+                               station_names=net.station_names,
+                               class_names=network.open_class_names)
     return MixedResult(closed=closed, open=opened, method=res.method)
 
 

@@ -48,7 +48,8 @@ KINDS = ("queue", "delay", "multi", "ld")
 DISCIPLINES = ("ps", "fcfs")
 
 
-def _shape_error(name: str, expected: tuple[int, ...], got: tuple[int, ...], what: str) -> ValueError:
+def _shape_error(name: str, expected: tuple[int, ...], got: tuple[int, ...],
+                 what: str) -> ValueError:
     return ValueError(f"{name} must have shape {expected} ({what}); got shape {got}")
 
 
@@ -69,7 +70,8 @@ def _names(name: str, value: Any, n: int, default: str, what: str) -> tuple[str,
         value = (value,)
     out = tuple(str(v) for v in value)
     if len(out) != n:
-        raise ValueError(f"{name} must have {n} entries ({what}); got {len(out)}: {fmt_value(list(out))}")
+        raise ValueError(f"{name} must have {n} entries ({what}); got {len(out)}: "
+                         f"{fmt_value(list(out))}")
     return out
 
 
@@ -190,7 +192,8 @@ class ClosedNetwork:
         if D.ndim == 1:
             D = D[None, :]
         if D.ndim != 2 or D.shape[0] < 1 or D.shape[1] < 1:
-            raise ValueError(f"demands must be a non-empty (classes, stations) array; got shape {D.shape}")
+            raise ValueError("demands must be a non-empty (classes, stations) array; got shape "
+                             f"{D.shape}")
         C, K = D.shape
         put(self, "demands", D)
 
@@ -214,7 +217,8 @@ class ClosedNetwork:
         if pop.ndim == 0:
             pop = pop.reshape(1)
         if pop.shape != (R,):
-            raise _shape_error("populations", (R,), pop.shape, f"one population per chain, {R} chain(s)")
+            raise _shape_error("populations", (R,), pop.shape,
+                               f"one population per chain, {R} chain(s)")
         if not (pop > 0).any():
             raise ValueError(f"populations must have at least one chain with a population > 0; "
                              f"got {fmt_value(pop)}")
@@ -233,13 +237,13 @@ class ClosedNetwork:
         else:
             kinds = (self.kinds,) if isinstance(self.kinds, str) else tuple(self.kinds)
             if len(kinds) != K:
-                raise ValueError(f"kinds must have {K} entries (one per station); got {len(kinds)}: "
-                                 f"{fmt_value(list(kinds))}")
+                raise ValueError(f"kinds must have {K} entries (one per station); got "
+                                 f"{len(kinds)}: {fmt_value(list(kinds))}")
             for k, kd in enumerate(kinds):
                 check_choice(f"kinds[{k}]", kd, KINDS)
                 if kd == "queue" and m[k] > 1:
-                    raise ValueError(f"servers[{k}] must be 1 at a 'queue' station; got {int(m[k])} "
-                                     f"(use kind 'multi' for several servers)")
+                    raise ValueError(f"servers[{k}] must be 1 at a 'queue' station; got "
+                                     f"{int(m[k])} (use kind 'multi' for several servers)")
         put(self, "kinds", kinds)
 
         # load-dependent rates
@@ -248,22 +252,25 @@ class ClosedNetwork:
         else:
             rates = list(self.rates)
             if len(rates) != K:
-                raise ValueError(f"rates must have {K} entries (None or an array per station); got {len(rates)}")
+                raise ValueError(f"rates must have {K} entries (None or an array per station); "
+                                 f"got {len(rates)}")
         for k in range(K):
             if kinds[k] == "ld":
                 if rates[k] is None:
-                    raise ValueError(f"rates[{k}] must be a 1-D array of rate multipliers alpha(1), "
-                                     f"alpha(2), ... > 0 for the 'ld' station {k}; got None")
+                    raise ValueError(f"rates[{k}] must be a 1-D array of rate multipliers "
+                                     f"alpha(1), alpha(2), ... > 0 for the 'ld' station {k}; "
+                                     "got None")
                 a = check_nonnegative(f"rates[{k}]", rates[k])
                 a = np.atleast_1d(a).astype(float)
                 if a.ndim != 1 or a.size == 0 or (a <= 0).any():
                     bad = repr(float(a[a <= 0].flat[0])) if (a <= 0).any() else f"shape {a.shape}"
-                    raise ValueError(f"rates[{k}] must be a non-empty 1-D array of values > 0; got {bad}")
+                    raise ValueError(f"rates[{k}] must be a non-empty 1-D array of values > 0; "
+                                     f"got {bad}")
                 a.setflags(write=False)
                 rates[k] = a
             elif rates[k] is not None:
-                raise ValueError(f"rates[{k}] must be None unless kinds[{k}] is 'ld'; kinds[{k}] is "
-                                 f"{kinds[k]!r}")
+                raise ValueError(f"rates[{k}] must be None unless kinds[{k}] is 'ld'; "
+                                 f"kinds[{k}] is {kinds[k]!r}")
         put(self, "rates", tuple(rates))
 
         cs2 = _vector("cs2", 1.0 if self.cs2 is None else self.cs2, K, "one value per station")
@@ -278,7 +285,8 @@ class ClosedNetwork:
             novisit = (D > 0) & (V <= 0)
             if novisit.any():
                 c, k = np.argwhere(novisit)[0]
-                raise ValueError(f"visits[{c}, {k}] must be > 0 where demands[{c}, {k}] > 0; got {float(V[c, k])!r}")
+                raise ValueError(f"visits[{c}, {k}] must be > 0 where demands[{c}, {k}] > 0; "
+                                 f"got {float(V[c, k])!r}")
             put(self, "visits", V)
 
         if self.priorities is not None:
@@ -292,24 +300,28 @@ class ClosedNetwork:
         if self.disciplines is None:
             disc = tuple("fcfs" if cs2[k] != 1.0 else "ps" for k in range(K))
         else:
-            disc = (self.disciplines,) if isinstance(self.disciplines, str) else tuple(self.disciplines)
+            disc = ((self.disciplines,) if isinstance(self.disciplines, str)
+                    else tuple(self.disciplines))
             if len(disc) != K:
-                raise ValueError(f"disciplines must have {K} entries (one per station); got {len(disc)}")
+                raise ValueError(f"disciplines must have {K} entries (one per station); got "
+                                 f"{len(disc)}")
             for k, dk in enumerate(disc):
                 check_choice(f"disciplines[{k}]", dk, DISCIPLINES)
         put(self, "disciplines", disc)
 
         put(self, "station_names", _names("station_names", self.station_names, K, "station",
                                           "one per station"))
-        put(self, "class_names", _names("class_names", self.class_names, C, "class", "one per class"))
+        put(self, "class_names", _names("class_names", self.class_names, C, "class",
+                                        "one per class"))
 
         # every populated chain must take time to cycle
         chain_work = np.bincount(ch, weights=D.sum(axis=1), minlength=R) + Z
         dead = (pop > 0) & (chain_work <= 0)
         if dead.any():
             r = int(np.argmax(dead))
-            raise ValueError(f"chain {r} has population {int(pop[r])} but zero total demand and think "
-                             f"time; its throughput would be infinite (give it a demand or think time > 0)")
+            raise ValueError(f"chain {r} has population {int(pop[r])} but zero total demand "
+                             "and think time; its throughput would be infinite (give it a "
+                             "demand or think time > 0)")
         for arr in (D, ch, pop, Z, m, cs2):
             arr.setflags(write=False)
         self._warn_fcfs_multi()
@@ -327,8 +339,9 @@ class ClosedNetwork:
 
                 from .errors import NonProductFormWarning
                 warnings.warn(
-                    f"station {self.station_names[k]!r} (kinds[{k}]='multi', disciplines[{k}]='fcfs') has "
-                    f"class-dependent service times {np.unique(s).tolist()}: a FCFS multi-server station "
+                    f"station {self.station_names[k]!r} (kinds[{k}]='multi', "
+                    f"disciplines[{k}]='fcfs') has class-dependent service times "
+                    f"{np.unique(s).tolist()}: a FCFS multi-server station "
                     f"is product form only with equal service times; every solver treats it as "
                     f"processor sharing (an approximation)", NonProductFormWarning, stacklevel=4)
 
@@ -488,7 +501,8 @@ class ClosedNetwork:
         index = {n: i for i, n in enumerate(nodes)}
         ref = nodes[0] if reference is None else reference
         if ref not in index:
-            raise ValueError(f"reference must be a node of the graph; got {ref!r} (nodes: {nodes[:6]})")
+            raise ValueError(f"reference must be a node of the graph; got {ref!r} "
+                             f"(nodes: {nodes[:6]})")
         if isinstance(populations, Mapping):
             class_names = [str(c) for c in populations]
             class_keys = list(populations)
@@ -606,7 +620,8 @@ def visit_ratios(routing: Any, *, arrivals: Any = None, reference: int = 0,
     """
     P = check_nonnegative("routing", routing)
     if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] == 0:
-        raise ValueError(f"routing must be a square (K, K) matrix of probabilities; got shape {P.shape}")
+        raise ValueError("routing must be a square (K, K) matrix of probabilities; got shape "
+                         f"{P.shape}")
     K = P.shape[0]
     label = list(names) if names is not None else list(range(K))
     rows = P.sum(axis=1)
@@ -619,7 +634,8 @@ def visit_ratios(routing: Any, *, arrivals: Any = None, reference: int = 0,
         short = np.abs(rows - 1) > tol
         if short.any():
             i = int(np.argmax(short))
-            raise ValueError(f"routing row {label[i]!r} must sum to 1 in a closed network; got {float(rows[i]):.6g}")
+            raise ValueError(f"routing row {label[i]!r} must sum to 1 in a closed network; "
+                             f"got {float(rows[i]):.6g}")
         A = A.copy()
         A[:, ref] = 0.0
         A[ref, ref] = 1.0

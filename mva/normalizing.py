@@ -112,11 +112,13 @@ def _check(network: Any, who: str, max_states: int) -> None:
                                  f"disciplines='ps', or an approximate MVA)")
     size = math.prod(int(n) + 1 for n in network.populations)
     if size > max_states:
-        raise ValueError(f"{who} would use a population lattice of prod(N_r + 1) = {size} points for "
-                         f"populations {network.populations.tolist()}; max_states is {max_states}")
+        raise ValueError(f"{who} would use a population lattice of prod(N_r + 1) = {size} "
+                         f"points for populations {network.populations.tolist()}; max_states is "
+                         f"{max_states}")
 
 
-def _station_factor(kind: str, d: np.ndarray, alpha: np.ndarray | None, N: np.ndarray) -> np.ndarray:
+def _station_factor(kind: str, d: np.ndarray, alpha: np.ndarray | None,
+                    N: np.ndarray) -> np.ndarray:
     """``F_k(n)`` over the lattice ``0 <= n <= N`` (chain demands ``d``, scaled)."""
     from scipy.special import gammaln
     grids = np.indices(tuple((N + 1).tolist()), dtype=float)        # (R, *shape)
@@ -210,7 +212,8 @@ def _buzen(G: np.ndarray, d: np.ndarray) -> np.ndarray:
     return flat.reshape(shape)
 
 
-def _factors(network: ClosedNetwork) -> tuple[Any, list[tuple[str, np.ndarray, Any]], np.ndarray, float]:
+def _factors(network: ClosedNetwork) -> tuple[Any, list[tuple[str, np.ndarray, Any]],
+                                              np.ndarray, float]:
     """Compiled network, per-station (kind, scaled chain demands, alpha), N, scale."""
     cm = compile_network(network)
     N = cm.N.astype(np.int64)
@@ -240,7 +243,8 @@ def _lattice_G(stations: list[tuple[str, np.ndarray, Any]], N: np.ndarray) -> np
     return G
 
 
-def normalizing_constant(network: ClosedNetwork, *, max_states: int = DEFAULT_MAX_STATES) -> np.ndarray:
+def normalizing_constant(network: ClosedNetwork, *,
+                         max_states: int = DEFAULT_MAX_STATES) -> np.ndarray:
     r"""Normalizing constant ``G(n)`` for every population ``0 <= n <= N``.
 
     Parameters
@@ -291,8 +295,9 @@ def normalizing_constant(network: ClosedNetwork, *, max_states: int = DEFAULT_MA
         try:
             return G * np.power(scale, tot)
         except FloatingPointError:
-            raise ValueError("G(n) overflows a float in the network's time unit; use a larger time "
-                             "unit, or marginal_probabilities/convolution (which stay scaled)") from None
+            raise ValueError("G(n) overflows a float in the network's time unit; use a larger "
+                             "time unit, or marginal_probabilities/convolution (which stay "
+                             "scaled)") from None
 
 
 def _without(stations: list, N: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -328,7 +333,8 @@ def _add(G: np.ndarray, st: tuple[str, np.ndarray, Any], N: np.ndarray) -> np.nd
     return _convolve(_station_factor(kd, d, a, N), G)
 
 
-def _marginals(network: ClosedNetwork) -> tuple[Any, np.ndarray, list[np.ndarray], float, np.ndarray, list]:
+def _marginals(network: ClosedNetwork) -> tuple[Any, np.ndarray, list[np.ndarray], float,
+                                                np.ndarray, list]:
     cm, stations, N, scale = _factors(network)
     G, minus = _without(stations, N)
     if not np.isfinite(G).all():
@@ -343,7 +349,8 @@ def _marginals(network: ClosedNetwork) -> tuple[Any, np.ndarray, list[np.ndarray
     return cm, G, joint, scale, N, stations
 
 
-def marginal_probabilities(network: ClosedNetwork, *, max_states: int = DEFAULT_MAX_STATES) -> np.ndarray:
+def marginal_probabilities(network: ClosedNetwork, *,
+                           max_states: int = DEFAULT_MAX_STATES) -> np.ndarray:
     r"""Marginal distribution of the number of customers at each station.
 
     Parameters

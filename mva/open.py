@@ -86,7 +86,8 @@ class OpenQueueResult:
     def to_frame(self) -> Any:
         """:class:`pandas.DataFrame` with one row per (broadcast) point."""
         import pandas as pd
-        cols = {f.name: np.atleast_1d(getattr(self, f.name)) for f in fields(self) if f.name != "model"}
+        cols = {f.name: np.atleast_1d(getattr(self, f.name)) for f in fields(self)
+                if f.name != "model"}
         n = max(v.size for v in cols.values())
         return pd.DataFrame({k: np.broadcast_to(v.ravel(), (n,)) if v.size in (1, n) else v.ravel()
                              for k, v in cols.items()})
@@ -104,9 +105,11 @@ def _saturated(model: str, rho: np.ndarray) -> None:
 def _result(model: str, lam: np.ndarray, rho: np.ndarray, S: np.ndarray, W: np.ndarray,
             pw: np.ndarray) -> OpenQueueResult:
     R = W + S
-    return OpenQueueResult(model=model, throughput=scalar_or_array(lam), utilization=scalar_or_array(rho),
+    return OpenQueueResult(model=model, throughput=scalar_or_array(lam),
+                           utilization=scalar_or_array(rho),
                            queue_length=scalar_or_array(lam * R), response_time=scalar_or_array(R),
-                           waiting_time=scalar_or_array(W), waiting_queue_length=scalar_or_array(lam * W),
+                           waiting_time=scalar_or_array(W),
+                           waiting_queue_length=scalar_or_array(lam * W),
                            prob_wait=scalar_or_array(pw))
 
 
@@ -381,17 +384,20 @@ class OpenNetwork:
         if D.ndim == 1:
             D = D[None, :]
         if D.ndim != 2 or 0 in D.shape:
-            raise ValueError(f"demands must be a non-empty (classes, stations) array; got shape {D.shape}")
+            raise ValueError("demands must be a non-empty (classes, stations) array; got shape "
+                             f"{D.shape}")
         C, K = D.shape
         lam = check_nonnegative("arrival_rates", self.arrival_rates)
         if lam.ndim == 0:
             lam = lam.reshape(1)
         if lam.shape != (C,):
-            raise ValueError(f"arrival_rates must have shape {(C,)} (one per class); got shape {lam.shape}")
+            raise ValueError(f"arrival_rates must have shape {(C,)} (one per class); got shape "
+                             f"{lam.shape}")
         m = check_integer("servers", 1 if self.servers is None else self.servers, minimum=1)
         m = np.broadcast_to(m, (K,)).copy() if m.ndim == 0 else m
         if m.shape != (K,):
-            raise ValueError(f"servers must have shape {(K,)} (one per station); got shape {m.shape}")
+            raise ValueError(f"servers must have shape {(K,)} (one per station); got shape "
+                             f"{m.shape}")
         kinds = (tuple("multi" if mk > 1 else "queue" for mk in m) if self.kinds is None
                  else tuple([self.kinds] if isinstance(self.kinds, str) else self.kinds))
         if len(kinds) != K:
@@ -414,7 +420,8 @@ class OpenNetwork:
                 raise ValueError(f"visits must have shape {(C, K)}; got shape {V.shape}")
             if ((D > 0) & (V <= 0)).any():
                 c, k = np.argwhere((D > 0) & (V <= 0))[0]
-                raise ValueError(f"visits[{c}, {k}] must be > 0 where demands[{c}, {k}] > 0; got {float(V[c, k])!r}")
+                raise ValueError(f"visits[{c}, {k}] must be > 0 where demands[{c}, {k}] > 0; "
+                                 f"got {float(V[c, k])!r}")
         disc = (tuple("fcfs" if c2[k] != 1 else "ps" for k in range(K)) if self.disciplines is None
                 else tuple(self.disciplines))
         if len(disc) != K:
@@ -423,7 +430,8 @@ class OpenNetwork:
             check_choice(f"disciplines[{k}]", d, ("ps", "fcfs"))
         sn = tuple(self.station_names) if self.station_names is not None else tuple(
             f"station{k}" for k in range(K))
-        cn = tuple(self.class_names) if self.class_names is not None else tuple(f"class{c}" for c in range(C))
+        cn = tuple(self.class_names) if self.class_names is not None else tuple(
+            f"class{c}" for c in range(C))
         if len(sn) != K:
             raise ValueError(f"station_names must have {K} entries; got {len(sn)}")
         if len(cn) != C:
@@ -434,7 +442,8 @@ class OpenNetwork:
             put(self, name, val)
 
     @classmethod
-    def from_routing(cls, routing: Any, arrivals: Any, service_times: Any, **kw: Any) -> "OpenNetwork":
+    def from_routing(cls, routing: Any, arrivals: Any, service_times: Any,
+                     **kw: Any) -> "OpenNetwork":
         """One class: visit ratios from the traffic equations ``V = a + V P``.
 
         Parameters
@@ -462,8 +471,10 @@ class OpenNetwork:
         V = visit_ratios(routing, arrivals=a / total)
         S = check_nonnegative("service_times", service_times)
         if S.shape != V.shape:
-            raise ValueError(f"service_times must have shape {V.shape} (one per station); got shape {S.shape}")
-        return cls(arrival_rates=np.array([total]), demands=(V * S)[None, :], visits=V[None, :], **kw)
+            raise ValueError(f"service_times must have shape {V.shape} (one per station); "
+                             f"got shape {S.shape}")
+        return cls(arrival_rates=np.array([total]), demands=(V * S)[None, :], visits=V[None, :],
+                   **kw)
 
     @classmethod
     def from_class_routing(cls, routing: Any, arrivals: Any, service_times: Any,
@@ -521,7 +532,8 @@ class OpenNetwork:
 
         >>> P = np.zeros((2, 2, 2, 2))
         >>> P[0, 0, 1, 1] = 1.0
-        >>> net = OpenNetwork.from_class_routing(P, [[1.0, 0.0], [0.0, 0.0]], [[0.5, 0.0], [0.0, 0.8]])
+        >>> net = OpenNetwork.from_class_routing(P, [[1.0, 0.0], [0.0, 0.0]],
+        ...                                      [[0.5, 0.0], [0.0, 0.8]])
         >>> net.arrival_rates.tolist(), net.demands.tolist()
         ([1.0, 1.0], [[0.5, 0.0], [0.0, 0.8]])
         >>> solve_open(net).response_time.round(4).tolist()    # M/M/1 at 0.5 and at 0.8
@@ -533,12 +545,14 @@ class OpenNetwork:
         C, K = S.shape
         a = check_nonnegative("arrivals", arrivals)
         if a.shape != (C, K):
-            raise ValueError(f"arrivals must have shape {(C, K)} (class, station); got shape {a.shape}")
+            raise ValueError(f"arrivals must have shape {(C, K)} (class, station); got shape "
+                             f"{a.shape}")
         P = check_nonnegative("routing", routing)
         if P.shape == (C, K, C, K):
             P = P.reshape(C * K, C * K)
         if P.shape != (C * K, C * K):
-            raise ValueError(f"routing must have shape {(C, K, C, K)} or {(C * K, C * K)}; got shape {P.shape}")
+            raise ValueError(f"routing must have shape {(C, K, C, K)} or {(C * K, C * K)}; "
+                             f"got shape {P.shape}")
         if a.sum() <= 0:
             raise ValueError(f"arrivals must have a positive total rate; got {fmt_value(a)}")
         names = [f"(class {c}, station {k})" for c in range(C) for k in range(K)]
@@ -702,8 +716,8 @@ def solve_open(network: OpenNetwork) -> OpenNetworkResult:
     for k in range(K):
         if kinds[k] != "delay" and U_station[k] >= 1.0:
             raise SaturationError(
-                f"station {network.station_names[k]!r} would need utilization {U_station[k]:.6g} >= 1 "
-                f"(offered load {a[k]:.6g} on {int(cap[k])} server(s))",
+                f"station {network.station_names[k]!r} would need utilization "
+                f"{U_station[k]:.6g} >= 1 (offered load {a[k]:.6g} on {int(cap[k])} server(s))",
                 bottleneck=network.station_names[k], utilization=float(U_station[k]))
     Rck = D.copy()
     for k in range(K):
@@ -713,7 +727,8 @@ def solve_open(network: OpenNetwork) -> OpenNetworkResult:
             if network.disciplines[k] == "ps":
                 Rck[:, k] = D[:, k] / (1.0 - U_station[k])
             else:
-                W = (load[:, k] * S[:, k]).sum() * (1.0 + network.cs2[k]) / 2.0 / (1.0 - U_station[k])
+                W = ((load[:, k] * S[:, k]).sum() * (1.0 + network.cs2[k]) / 2.0
+                     / (1.0 - U_station[k]))
                 Rck[:, k] = D[:, k] + V[:, k] * W
         else:  # multi
             visits_rate = (lam * V[:, k]).sum()
@@ -722,7 +737,7 @@ def solve_open(network: OpenNetwork) -> OpenNetworkResult:
             W = Cw * Sbar / (m[k] * (1.0 - U_station[k])) * (1.0 + network.cs2[k]) / 2.0
             Rck[:, k] = D[:, k] + V[:, k] * W
     Q = lam[:, None] * Rck
-    return OpenNetworkResult(throughput=lam.copy(), response_time=Rck.sum(axis=1), residence_time=Rck,
+    return OpenNetworkResult(throughput=lam.copy(), response_time=Rck.sum(axis=1),
+                             residence_time=Rck,
                              queue_length=Q, utilization=load / cap, method="open",
                              station_names=network.station_names, class_names=network.class_names)
-

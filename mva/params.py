@@ -447,7 +447,8 @@ def design(cls: Any, n: int, *, seed: int, method: str = "sobol",
 # ---------------------------------------------------------------------------
 
 def parameter_rows(cls: Any) -> list[dict[str, str]]:
-    """One row per declared field for the docs (name, symbol, meaning, unit, default, allowed, valid).
+    """One row per declared field for the docs (name, symbol, meaning, unit, default, allowed,
+    valid).
 
     Examples
     --------
@@ -467,4 +468,3 @@ def parameter_rows(cls: Any) -> list[dict[str, str]]:
                      "unit": s.unit or "-", "default": dflt, "allowed": s.allowed(),
                      "valid": s.valid_text() or "-"})
     return rows
-

@@ -199,7 +199,7 @@ class PhaseType:
         """
         row = self.T[i]
         moves: list[tuple[int | None, float]] = [(j, float(r)) for j, r in enumerate(row)
-                                                  if j != i and r > 0]
+                                                 if j != i and r > 0]
         if self._t[i] > 0:  # type: ignore[attr-defined]
             moves.append((None, float(self._t[i])))  # type: ignore[attr-defined]
         return tuple(moves)

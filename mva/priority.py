@@ -203,7 +203,8 @@ def bkt_residence(service_times: Any, visits: Any, queue_seen: Any, util_seen: A
     if Q.shape not in ((C, K), (C, C, K)):
         raise ValueError(f"queue_seen must have shape {(C, K)} or {(C, C, K)}; got shape {Q.shape}")
     if U.shape != Q.shape:
-        raise ValueError(f"util_seen must have the shape of queue_seen {Q.shape}; got shape {U.shape}")
+        raise ValueError(f"util_seen must have the shape of queue_seen {Q.shape}; got shape "
+                         f"{U.shape}")
     p = check_integer("priorities", priorities)
     if p.shape != (C,):
         raise ValueError(f"priorities must have shape {(C,)} (one per class); got shape {p.shape}")
@@ -214,7 +215,8 @@ def bkt_residence(service_times: Any, visits: Any, queue_seen: Any, util_seen: A
     if isinstance(discipline, str):
         disc = [check_choice("discipline", discipline, ("fcfs", "ps"))] * K
     else:
-        disc = [check_choice(f"discipline[{k}]", d, ("fcfs", "ps")) for k, d in enumerate(discipline)]
+        disc = [check_choice(f"discipline[{k}]", d, ("fcfs", "ps"))
+                for k, d in enumerate(discipline)]
         if len(disc) != K:
             raise ValueError(f"discipline must be a string or have {K} entries; got {len(disc)}")
     fcfs = np.array([d == "fcfs" for d in disc])
@@ -227,6 +229,7 @@ def bkt_residence(service_times: Any, visits: Any, queue_seen: Any, util_seen: A
     if bad.any():
         c, k = np.argwhere(bad)[0]
         raise SaturationError(
-            f"higher-priority classes use {1 - free[c, k]:.6g} >= 1 of station {k}; class {c} is starved",
+            f"higher-priority classes use {1 - free[c, k]:.6g} >= 1 of station {k}; class {c} "
+            "is starved",
             bottleneck=str(k), utilization=float(1 - free[c, k]))
     return R

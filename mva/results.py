@@ -540,6 +540,6 @@ def plain_dict(result: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in fields(result):
         v = getattr(result, f.name)
-        out[f.name] = v.tolist() if isinstance(v, np.ndarray) else list(v) if isinstance(v, tuple) else v
+        out[f.name] = (v.tolist() if isinstance(v, np.ndarray)
+                       else list(v) if isinstance(v, tuple) else v)
     return out
-

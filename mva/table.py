@@ -90,7 +90,8 @@ class Table:
         return cls(columns=tuple(columns), data=data, title=title, formats=dict(formats or {}))
 
     @classmethod
-    def from_records(cls, records: Sequence[Mapping[str, Any]], *, columns: Sequence[str] | None = None,
+    def from_records(cls, records: Sequence[Mapping[str, Any]], *,
+                     columns: Sequence[str] | None = None,
                      title: str | None = None, formats: Mapping[str, str] | None = None) -> "Table":
         """Build a table from a list of row dicts (columns default to the first row's keys)."""
         cols = list(columns) if columns is not None else (list(records[0]) if records else [])
@@ -112,7 +113,8 @@ class Table:
         """A table with only ``columns`` (in that order)."""
         for c in columns:
             if c not in self.data:
-                raise ValueError(f"columns: unknown column {c!r}; available: {', '.join(self.data)}")
+                raise ValueError(f"columns: unknown column {c!r}; available: "
+                                 f"{', '.join(self.data)}")
         return Table(columns=tuple(columns), data=self.data, title=self.title, formats=self.formats)
 
     def to_dict(self) -> dict[str, list[Any]]:
@@ -276,7 +278,8 @@ def result_fields(result: Any) -> list[str]:
     return [n for n in dir(result) if not n.startswith("_")]
 
 
-def tabulate(fn: Callable[..., Any], grid: Mapping[str, Any], *, columns: Sequence[str] | None = None,
+def tabulate(fn: Callable[..., Any], grid: Mapping[str, Any], *,
+             columns: Sequence[str] | None = None,
              fixed: Mapping[str, Any] | None = None, title: str | None = None,
              formats: Mapping[str, str] | None = None) -> Table:
     """Evaluate a vectorised ``fn`` over the cartesian product of ``grid`` in one call.
@@ -327,4 +330,3 @@ def tabulate(fn: Callable[..., Any], grid: Mapping[str, Any], *, columns: Sequen
         data[c] = np.broadcast_to(v, (n,)).copy() if v.ndim == 0 else v.reshape(n)
     order = list(pts) + [c for c in cols if c not in pts]
     return Table(columns=tuple(order), data=data, title=title, formats=dict(formats or {}))
-

@@ -176,12 +176,14 @@ def product_form_networks(**kw):
                 think=True, max_lattice=20)
     opts.update(kw)
     return closed_networks(**opts).map(
-        lambda net: replace(net, think_times=np.where(net.think_times < 1e-3, 0.0, net.think_times)))
+        lambda net: replace(net, think_times=np.where(net.think_times < 1e-3, 0.0,
+                                                      net.think_times)))
 
 
 #: a (mean, cs2) target of a phase-type fit, cs2 from near-deterministic to very variable
-ph_targets = st.tuples(st.floats(1e-3, 1e4), st.one_of(st.floats(0.0, 1.0), st.floats(1.0, 50.0),
-                                                       st.sampled_from([0.0, 0.5, 1.0, 0.25, 1 / 3])))
+ph_targets = st.tuples(st.floats(1e-3, 1e4),
+                       st.one_of(st.floats(0.0, 1.0), st.floats(1.0, 50.0),
+                                 st.sampled_from([0.0, 0.5, 1.0, 0.25, 1 / 3])))
 
 __all__ += ["rates", "generators", "mmck_queues", "product_form_networks", "ph_targets",
             "sparse_systems"]
@@ -318,7 +320,8 @@ def sim_machines(draw, *, max_nodes: int = 4):
         protocol = draw(st.integers(0, 2))
         compute = draw(st.integers(1 if protocol == 0 or i == 0 else 0, 3))
         multiplexed = protocol == 0
-        dispatch = draw(st.sampled_from(["fifo", "pdq"] if multiplexed else ["fifo", "pdq", "spin"]))
+        dispatch = draw(st.sampled_from(["fifo", "pdq"] if multiplexed
+                                        else ["fifo", "pdq", "spin"]))
         nodes.append(NodeSpec(
             compute=compute, protocol=protocol, dispatch=dispatch,
             lock=dist(60.0) if dispatch == "spin" else 0.0,

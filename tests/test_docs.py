@@ -201,9 +201,11 @@ def test_no_hand_typed_numeric_tables(page):
     text = page.read_text()
     lines = text.splitlines()
     rel = page.relative_to(DOCS).as_posix()
-    bad = [n for n in hand_typed_tables(text) if (rel, _table_header(lines, n)) not in ALLOWED_TABLES]
+    bad = [n for n in hand_typed_tables(text)
+           if (rel, _table_header(lines, n)) not in ALLOWED_TABLES]
     assert bad == [], \
-        f"{rel}: numeric table typed by hand at lines {bad}; generate it (model-table, computed-table)"
+        (f"{rel}: numeric table typed by hand at lines {bad}; generate it (model-table, "
+         "computed-table)")
 
 
 def test_allow_list_is_used():
@@ -554,7 +556,8 @@ def test_long_code_lines_scroll(built_html):
 
 #: a paper cited by its file number ("000" ... "004", "paper 003", "[002]"), not a number
 #: such as 1000, 0.001 or "60 000"
-PAPER_NUMBER = re.compile(r"(?<![\w.,\-+/])(?<!\d )(000|001|002|003|004)(?![\w%/\-])(?![.,]\d)(?! \d)")
+PAPER_NUMBER = re.compile(r"(?<![\w.,\-+/])(?<!\d )(000|001|002|003|004)"
+                          r"(?![\w%/\-])(?![.,]\d)(?! \d)")
 
 
 def test_paper_number_pattern():

@@ -21,6 +21,6 @@ from .sim import (Dist, Estimate, Machine, NodeSpec, ResourceStats, SimResult,
 from .traces import Record, TraceFormatError, read_trace, write_trace
 from .compare import compare, compare_grid  # noqa: E402  (after the simulator it uses)
 
-__all__ = ["__version__", "compare", "compare_grid", "simulate", "machine_from_params", "Machine", "NodeSpec", "Dist",
-           "Workload", "generate", "SimResult", "ResourceStats", "Estimate", "Record",
-           "TraceFormatError", "read_trace", "write_trace"]
+__all__ = ["__version__", "compare", "compare_grid", "simulate", "machine_from_params", "Machine",
+           "NodeSpec", "Dist", "Workload", "generate", "SimResult", "ResourceStats", "Estimate",
+           "Record", "TraceFormatError", "read_trace", "write_trace"]

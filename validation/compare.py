@@ -113,7 +113,7 @@ def family_of(params: Any) -> str:
     """
     name = type(params).__name__
     fam = {"LoPCParams": "lopc", "INIParams": "ini", "PolicyParams": "policy",
-            "PDQParams": "pdq"}.get(name)
+           "PDQParams": "pdq"}.get(name)
     if fam is None:
         raise ValueError(f"params must be LoPCParams, INIParams, PolicyParams or PDQParams; "
                          f"got {type(params).__module__}.{name}")
@@ -754,7 +754,8 @@ class GridComparison:
                           extra)
 
     def summary(self, measures: Sequence[str] | None = None) -> Any:
-        """Per measure: mean and max absolute relative error (%), max absolute error, share within the CI."""
+        """Per measure: mean and max absolute relative error (%), max absolute error, share within
+        the CI."""
         from mva.table import Table
         measures = list(measures or MEASURES[self.family])
         cols: dict[str, list[Any]] = {"measure": [], "points": [], "mean_|rel|_%": [],
@@ -826,7 +827,7 @@ def _stack(family: str, points: Sequence[Mapping[str, Any]]) -> Any:
     for n in names:
         vals = [p[n] for p in points]
         if all(v == vals[0] for v in vals) or any(v is None or isinstance(v, (str, bool))
-                                                 for v in vals):
+                                                  for v in vals):
             if not all(v == vals[0] for v in vals):
                 raise ValueError(f"cannot stack differing non-numeric field {n!r}")
             kw[n] = vals[0]

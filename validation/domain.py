@@ -60,16 +60,18 @@ import subprocess
 import sys
 import time
 import warnings
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from mva._validate import check_choice, check_integer
 
-__all__ = ["FAMILIES", "pdq_saturation_load", "pdq_discipline", "PDQ_VARIANT_FIELDS", "VARIANTS", "MAP_MEASURES", "AXES", "TARGET_HW", "MAX_CYCLES",
+__all__ = ["FAMILIES", "pdq_saturation_load", "pdq_discipline", "PDQ_VARIANT_FIELDS", "VARIANTS",
+           "MAP_MEASURES", "AXES", "TARGET_HW", "MAX_CYCLES",
            "MAP_VERSION", "design_points", "simulate_point", "simulate_family",
            "load_references", "model_values", "axis_values", "errors_of", "build_map",
-           "references_path", "MAP_PATH", "TARGETS", "family_errors", "check_against_map", "CHECK_ALPHA",
+           "references_path", "MAP_PATH", "TARGETS", "family_errors", "check_against_map",
+           "CHECK_ALPHA",
            "saturation_agreement", "SATURATION_FAMILIES", "WINNER_PAIRS",
            "winner_agreement", "main"]
 
@@ -366,8 +368,8 @@ def simulate_family(family: str, n: int, seed: int, *, executor: Any = None,
     for g, idx in enumerate(groups.values()):
         variants = sorted({str(pts[j]["variant"]) for j in idx})
         gstore = store if g == 0 else "%s.%s%s" % (os.path.splitext(store)[0],
-                                                    "+".join(variants),
-                                                    os.path.splitext(store)[1])
+                                                   "+".join(variants),
+                                                   os.path.splitext(store)[1])
         label = f"{family}{' ' + '+'.join(variants) if g else ''}"
         with stage(f"simulate {label} ({len(idx)} runs)"):
             t = sweep(simulate_point, [pts[j] for j in idx], executor=executor,
@@ -665,7 +667,7 @@ def _binned(e: np.ndarray, x: np.ndarray, a1: np.ndarray, a2: np.ndarray,
     n1, n2 = len(edges[0]) - 1, len(edges[1]) - 1
     b1, b2 = _bin_index(a1, edges[0]), _bin_index(a2, edges[1])
     grid: dict[str, Any] = {k: [[None] * n2 for _ in range(n1)]
-                                        for k in ("n", "mean", "p95", "max", "beyond", "bound")}
+                            for k in ("n", "mean", "p95", "max", "beyond", "bound")}
     a = np.abs(e)
     marginal = [_bound(a[b1 == i], overall) for i in range(n1)]
     grid["bound_axis1"] = marginal
@@ -1090,7 +1092,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--workers", type=_at_least(int, 1), default=1)
     ap.add_argument("--store", default=None, help="SQLite store of the sweep (resume)")
     ap.add_argument("--references", default=None,
-                    help="directory of the <family>.json references (default validation/data/domain)")
+                    help="directory of the <family>.json references (default "
+                         "validation/data/domain)")
     ap.add_argument("--out", default=None, help="map file (default models/data/accuracy_map.json)")
     ap.add_argument("--budget", type=_at_least(float, 0.0, strict=True), default=None,
                     help="map: CPU seconds per method and variant (default %g; points beyond "

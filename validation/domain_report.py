@@ -49,7 +49,8 @@ def _references(family: str, points: int | None, seed: int, out_dir: str, worker
 def domain_errors(families: Sequence[str], *, points: int | None = None, seed: int = 2026,
                   out_dir: str = "validation-report", workers: int | None = None,
                   progress: bool = True) -> dict[str, Any]:
-    """References and per-method errors of every family (see :func:`validation.domain.family_errors`)."""
+    """References and per-method errors of every family (see
+    :func:`validation.domain.family_errors`)."""
     from mva.progress import stage
 
     from .domain import family_errors

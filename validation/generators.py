@@ -144,7 +144,8 @@ class Workload:
         """True when requests expect no reply."""
         return self.reply_cost is None
 
-    def destinations(self, machine: Machine, node: int) -> tuple[tuple[int, ...], tuple[float, ...] | None]:
+    def destinations(self, machine: Machine,
+                     node: int) -> tuple[tuple[int, ...], tuple[float, ...] | None]:
         """Candidate destinations of a thread on ``node`` and their cumulative weights.
 
         Returns ``(nodes, cumulative)``; ``cumulative`` is ``None`` for a
@@ -163,7 +164,8 @@ class Workload:
         if not self.allow_self:
             cands = tuple(c for c in cands if c != node)
         if not cands:
-            raise ValueError(f"a thread on node {node} has no destination (targets={self.targets!r})")
+            raise ValueError(f"a thread on node {node} has no destination "
+                             f"(targets={self.targets!r})")
         if self.dest != "zipf" or self.zipf == 0.0:
             return cands, None
         w = list(itertools.accumulate(1.0 / (i + 1) ** self.zipf for i in range(len(cands))))
@@ -241,7 +243,8 @@ def _chooser(rnd: Callable[[], float], items: tuple[Any, ...],
 
 
 def _key_sampler(w: Workload, rnd: Callable[[], float]) -> Callable[[], int] | None:
-    """Per request: one uniform for the class, then (for a named key) one for the key; a key code."""
+    """Per request: one uniform for the class, then (for a named key) one for the key; a key
+    code."""
     if w.keys is None and w.p_sequential == 0.0 and w.p_nosync == 0.0:
         return None
     codes = tuple(range(w.keys or 0))
@@ -332,7 +335,8 @@ def thread_columns(workload: Workload, machine: Machine, thread: int, rng: rando
     size_c = int(size_d.mean) if size_d.family == "deterministic" else None
     size = size_d.arrays(rng, chunk=_CHUNK)
     req = workload.request_cost.arrays(rng, chunk=_CHUNK)
-    reply = workload.reply_cost.arrays(rng, chunk=_CHUNK) if workload.reply_cost is not None else None
+    reply = (workload.reply_cost.arrays(rng, chunk=_CHUNK) if workload.reply_cost is not None
+             else None)
     key = _key_sampler(workload, rng.random)
     n_d = len(dests)
     if key is None and n_d > 1:
@@ -465,4 +469,3 @@ def generate(workload: Workload, machine: Machine, *, requests: int, seed: int |
         for nx in nexts:
             yield nx()
             yield nx()
-

@@ -292,7 +292,6 @@ def main(argv: Sequence[str] | None = None) -> None:
             for meas, (e, p) in res["worst"].items():
                 print(f"    worst {meas}: {100 * e:+.1f}% at {p}")
 
-
     if a.json:
         store: dict[str, Any] = {}
         if os.path.exists(a.json):

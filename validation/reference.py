@@ -412,7 +412,8 @@ def compare_ini_overhead(path: str = "send") -> Table:
     n = len(b)
     return _comparison({"message_bytes": b}, ["total_cycles"] * n, ["fitted"] * n,
                        ref["total_cycles"], model,
-                       title=f"INI overhead preset vs thesis Table {table_info(tid).table} ({path})")
+                       title=f"INI overhead preset vs thesis Table {table_info(tid).table} "
+                             f"({path})")
 
 
 _WATER_TABLES = {"jiang97_table_5_3": "static", "jiang97_table_5_4": "round_robin"}

@@ -103,7 +103,8 @@ TARGETS: tuple[Target, ...] = (
     _t("policy.winner", "policy", "winner", 0.95,
        "Policies: same winning policy at >= 95% of points", upper=False),
     _t("policy-det.ratio.mean", "policy-det", "ratio_mean", 0.05,
-       "Policies, deterministic handlers (Falsafi and Wood 1997 preset): ratios mean |e| <= 5% (reported)",
+       "Policies, deterministic handlers (Falsafi and Wood 1997 preset): ratios mean |e| <= 5% "
+       "(reported)",
        informational=True),
     _t("policy-det.ratio.max", "policy-det", "ratio_max", 0.10,
        "Policies, deterministic handlers: ratios max |e| <= 10% (reported)", informational=True),
@@ -200,7 +201,8 @@ def grids(quick: bool = True) -> dict[str, dict[str, Any]]:
         out[name] = {"params": pol,
                      "single": [preset("null-handler", p=2, U=U, handler_cs2=cs2) for U in Us],
                      "methods": ["fixed", "floating", "single"], "cycles": 16_000 * f,
-                     "title": f"Policies, null-handler microbenchmark (Falsafi and Wood 1997), O_int=200, {what}",
+                     "title": "Policies, null-handler microbenchmark (Falsafi and Wood 1997), "
+                              f"O_int=200, {what}",
                      "x": "U", "series": "p"}
     loads_pdq = (0.3, 0.6, 0.8) if quick else (0.2, 0.4, 0.6, 0.7, 0.8, 0.85)
     ks = (2, 4) if quick else (1, 2, 4, 8)

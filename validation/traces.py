@@ -248,7 +248,8 @@ def _build(thread: Any, kind: Any, cycles: Any, dest: Any, size: Any, req: Any, 
 # --------------------------------------------------------------------------
 
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """``"jsonl"`` for ``*.jsonl`` / ``*.json`` / ``*.ndjson`` (optionally ``.gz``), else ``"csv"``."""
+    """``"jsonl"`` for ``*.jsonl`` / ``*.json`` / ``*.ndjson`` (optionally ``.gz``), else
+    ``"csv"``."""
     name = os.fspath(path).lower()
     if name.endswith(".gz"):
         name = name[:-3]
@@ -258,7 +259,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 def _open_text(path: str, mode: str) -> IO[str]:
     if path.lower().endswith(".gz"):
         import gzip
-        return gzip.open(path, mode + "t", encoding="utf-8", newline="")  # type: ignore[return-value]
+        return gzip.open(path, mode + "t", encoding="utf-8",  # type: ignore[return-value]
+                         newline="")
     return open(path, mode, encoding="utf-8", newline="")
 
 
@@ -278,12 +280,14 @@ def _csv_records(lines: Iterable[str], name: str,
             continue
         if not header_seen:
             if line.strip() != CSV_HEADER:
-                raise TraceFormatError(name, lineno, f"expected the header {CSV_HEADER!r}; got {line[:80]!r}")
+                raise TraceFormatError(name, lineno,
+                                       f"expected the header {CSV_HEADER!r}; got {line[:80]!r}")
             header_seen = True
             continue
         parts = line.split(",")
         if len(parts) != 8:
-            raise TraceFormatError(name, lineno, f"expected 8 comma-separated fields; got {len(parts)}")
+            raise TraceFormatError(name, lineno,
+                                   f"expected 8 comma-separated fields; got {len(parts)}")
         # fast path for well-formed records; anything unusual goes through _build,
         # which produces the precise error message
         th, kind, cyc, dest, size, rq, ry, key = parts
@@ -303,7 +307,8 @@ def _csv_records(lines: Iterable[str], name: str,
                 sz = int(size) if size else 0
                 q = float(rq)
                 y = float(ry) if ry else None
-                if t >= 0 and d >= 0 and sz >= 0 and 0.0 <= q < inf and (y is None or 0.0 <= y < inf):
+                if (t >= 0 and d >= 0 and sz >= 0 and 0.0 <= q < inf
+                        and (y is None or 0.0 <= y < inf)):
                     rec = new(Record, (t, "request", None, d, sz, q, y, None))
                     if limits is not None:
                         _check_limits(rec, limits, name, lineno)
@@ -338,7 +343,8 @@ def _jsonl_records(lines: Iterable[str], name: str,
         except (ValueError, RecursionError) as exc:
             raise TraceFormatError(name, lineno, f"invalid JSON: {exc}") from None
         if not isinstance(obj, dict):
-            raise TraceFormatError(name, lineno, f"a record must be a JSON object; got {type(obj).__name__}")
+            raise TraceFormatError(name, lineno,
+                                   f"a record must be a JSON object; got {type(obj).__name__}")
         extra = set(obj) - allowed
         if extra:
             raise TraceFormatError(name, lineno, f"unknown field(s) {sorted(extra)}")
@@ -439,7 +445,8 @@ def read_trace(source: str | os.PathLike[str] | IO[str], *, format: str | None =
 
 def trace_extent(source: str | os.PathLike[str] | IO[str], *,
                  format: str | None = None, procs: int = 1) -> tuple[int, int]:
-    """Threads and nodes a trace needs: ``(max thread + 1, max(max dest + 1, ceil(threads / procs)))``.
+    """Threads and nodes a trace needs:
+    ``(max thread + 1, max(max dest + 1, ceil(threads / procs)))``.
 
     One streaming pass over the file (constant memory), validating every
     record as :func:`read_trace` does.  A machine with ``procs`` compute
@@ -632,4 +639,3 @@ def _write(records: Iterable[Record], fh: IO[str], fmt: str, comment: str | None
     if buf:
         write("\n".join(buf) + "\n")
     return n
-

@@ -28,10 +28,10 @@ import re
 import shlex
 from typing import Any, Iterator, Mapping
 
-__all__ = ["resolve", "split_assignments", "split_formats", "rst_safe", "parse_derived", "model_table", "cli_parser",
-           "cli_help", "cli_output", "computed_tables", "reference_table_rst", "directive_blocks",
-           "SAFE_FUNCTIONS", "quick_validation", "sympy_equations_rst", "plot_marked",
-           "note_saturated"]
+__all__ = ["resolve", "split_assignments", "split_formats", "rst_safe", "parse_derived",
+           "model_table", "cli_parser", "cli_help", "cli_output", "computed_tables",
+           "reference_table_rst", "directive_blocks", "SAFE_FUNCTIONS", "quick_validation",
+           "sympy_equations_rst", "plot_marked", "note_saturated"]
 
 
 def resolve(path: str) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.ini import DISPATCH, FIGURE_6_3, INIParams, INIResult, METHODS, solve
+from models.ini import INIParams, INIResult, METHODS, solve
 
 __all__ = ["register"]
 
@@ -45,7 +45,8 @@ def _cli_run(args: Any) -> str:
                      method=args.method)
 
     table = tabulate(fn, grid, fixed=fixed,
-                     columns=["R", "contention", "Q_o", "U_o", "R_o", "Q_q", "Q_y", "R_expected_error"],
+                     columns=["R", "contention", "Q_o", "U_o", "R_o", "Q_q", "Q_y",
+                              "R_expected_error"],
                      title=f"INI model ({args.method}, dispatch={args.dispatch})",
                      formats={"R": ".1f", "contention": ".1f", "Q_o": ".4f", "U_o": ".4f",
                               "R_o": ".1f", "Q_q": ".4f", "Q_y": ".4f", "R_expected_error": ".3f"})

@@ -31,8 +31,11 @@ def _cli_presets(args: argparse.Namespace) -> Any:
                                          "message_handling", "link_latency", "link_bandwidth")}}
                  for k in ("A", "B", "H", "W", "B+", "real")]
     proto_rows = [{"set": k, **PROTOCOL_PRESETS[k]} for k in ("O", "B", "H")]
-    return emit([Table.from_records(comm_rows, title="Communication layer (Table 2 of the layered-approach paper; cycles, bytes/cycle)"),
-                 Table.from_records(proto_rows, title="Protocol layer (Table 3 of the layered-approach paper; cycles)")], args)
+    return emit([Table.from_records(comm_rows, title="Communication layer (Table 2 of the "
+                                                     "layered-approach paper; cycles, "
+                                                     "bytes/cycle)"),
+                 Table.from_records(proto_rows, title="Protocol layer (Table 3 of the "
+                                                      "layered-approach paper; cycles)")], args)
 
 
 def _cli_message(args: argparse.Namespace) -> Any:
@@ -63,7 +66,8 @@ def _cli_fetch(args: argparse.Namespace) -> Any:
         for d in args.diff_words:
             r = page_fetch(c, p, diff_words=d)
             rows.append({"layers": code, "fetch": f"page, diff {int(d)} words",
-                         "round_trip": r.round_trip, "host": r.host, "ni": r.ni, "io_bus": r.io_bus})
+                         "round_trip": r.round_trip, "host": r.host, "ni": r.ni,
+                         "io_bus": r.io_bus})
     return emit(Table.from_records(rows, title="Fetch round trip and occupancy (cycles)"), args)
 
 
@@ -82,7 +86,8 @@ def _cli_contention(args: argparse.Namespace) -> Any:
                          "U_ni": r.utilization_ni, "U_io_bus": r.utilization_io_bus,
                          "bottleneck": r.bottleneck or "-"})
     return emit(Table.from_records(rows, title=f"Contended {args.kind} fetch (cycles)",
-                                   formats={"U_host": ".3f", "U_ni": ".3f", "U_io_bus": ".3f"}), args)
+                                   formats={"U_host": ".3f", "U_ni": ".3f",
+                                            "U_io_bus": ".3f"}), args)
 
 
 def _cli_speedup(args: argparse.Namespace) -> Any:
@@ -97,13 +102,16 @@ def _cli_speedup(args: argparse.Namespace) -> Any:
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``layers`` subcommand (``presets``, ``message``, ``fetch``, ``contention``, ``speedup``)."""
+    """Add the ``layers`` subcommand (``presets``, ``message``, ``fetch``, ``contention``,
+    ``speedup``)."""
     from models.cli._common import add_common, add_param_options, number_list
 
     parser = subparsers.add_parser(
-        "layers", help="communication and protocol layers of software shared memory (the layered-approach paper)",
-        description="What-if tables for the layered model of the layered-approach paper: message and fetch costs, "
-                    "contention at NI and I/O bus, speedup for layer combinations (AO, BB, ...).")
+        "layers", help="communication and protocol layers of software shared memory (the "
+                       "layered-approach paper)",
+        description="What-if tables for the layered model of the layered-approach paper: "
+                    "message and fetch costs, contention at NI and I/O bus, speedup for layer "
+                    "combinations (AO, BB, ...).")
     sub = parser.add_subparsers(dest="layers_command", metavar="WHAT", required=True)
 
     def layers_arg(p: argparse.ArgumentParser, default: str) -> None:
@@ -150,7 +158,8 @@ def register(subparsers: Any) -> None:
     for name, default in (("block-fetches", 0.0), ("page-fetches", 2000.0), ("diffs", 500.0),
                           ("twins", 500.0), ("protections", 0.0), ("write-notices", 0.0),
                           ("messages", 0.0), ("locks", 100.0), ("barriers", 20.0)):
-        p.add_argument(f"--{name}", type=float, default=default, help=f"per processor (default {default:g})")
+        p.add_argument(f"--{name}", type=float, default=default,
+                       help=f"per processor (default {default:g})")
     add_param_options(p, AppProfile, ("block_size", "diff_words"))
     add_common(p)
     p.set_defaults(func=_cli_speedup)

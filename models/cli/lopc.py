@@ -38,7 +38,8 @@ def _cli_run(args: Any) -> str:
 
     grid = {"P": args.P, "W": args.W, "o": args.o, "L": args.L, "cs2": args.cs2}
     tables = [tabulate(lambda **kw: solve(LoPCParams(**kw), method=args.method), grid,
-                       columns=["R", "contention", "R_w", "R_q", "R_y", "Q_q", "Q_y", "U_q", "R_expected_error"],
+                       columns=["R", "contention", "R_w", "R_q", "R_y", "Q_q", "Q_y", "U_q",
+                                "R_expected_error"],
                        title=f"LoPC all-to-all ({args.method})",
                        formats={k: ".2f" for k in ("R", "contention", "R_w", "R_q", "R_y")}
                        | {k: ".4f" for k in ("Q_q", "Q_y", "U_q")} | {"R_expected_error": ".3f"})]

@@ -33,7 +33,7 @@ def _mech_list(text: str) -> list[str]:
 
 def _params_from(args: argparse.Namespace) -> MechanismParams:
     kw = {k: getattr(args, k) for k in ("compute", "processors", "channels", "sm_occupancy",
-                                         "values_per_message", "bulk_values", "prefetch_coverage")
+                                        "values_per_message", "bulk_values", "prefetch_coverage")
           if getattr(args, k, None) is not None}
     if getattr(args, "machine", None):
         return machine(args.machine).params(**kw)
@@ -59,11 +59,13 @@ def _cli_crossover(args: argparse.Namespace) -> Any:
         r = crossover_bandwidth(base, args.first, args.second, latency=L, on_fail="ignore")
         rows.append({"latency": L, "crossover bytes/cycle": r.value,
                      "faster above": r.first if r.first_wins_above else r.second})
-    t1 = Table.from_records(rows, title=f"Crossover bisection bandwidth, {args.first} vs {args.second}",
+    t1 = Table.from_records(rows,
+                            title=f"Crossover bisection bandwidth, {args.first} vs {args.second}",
                             formats={"crossover bytes/cycle": ".3f"})
     rows = []
     for B in args.bandwidth:
-        r = crossover_latency(base, args.first, args.second, bisection_bandwidth=B, on_fail="ignore")
+        r = crossover_latency(base, args.first, args.second, bisection_bandwidth=B,
+                              on_fail="ignore")
         rows.append({"bytes/cycle": B, "crossover latency": r.value,
                      "faster above": r.first if r.first_wins_above else r.second})
     t2 = Table.from_records(rows, title=f"Crossover network latency, {args.first} vs {args.second}",
@@ -86,14 +88,16 @@ def register(subparsers: Any) -> None:
     from models.cli._common import add_common, add_param_options, number_list
 
     parser = subparsers.add_parser(
-        "mechanisms", help="shared memory vs message passing against bandwidth and latency (Chong et al. 1998)",
-        description="What-if tables for Chong et al. 1998: time per communicated value of shared memory, "
-                    "prefetching, message passing (interrupt, polling) and bulk transfer as "
-                    "bisection bandwidth and network latency vary; regions and crossovers.")
+        "mechanisms", help="shared memory vs message passing against bandwidth and latency "
+                           "(Chong et al. 1998)",
+        description="What-if tables for Chong et al. 1998: time per communicated value of shared "
+                    "memory, prefetching, message passing (interrupt, polling) and bulk transfer "
+                    "as bisection bandwidth and network latency vary; regions and crossovers.")
     sub = parser.add_subparsers(dest="mechanisms_command", metavar="WHAT", required=True)
 
     def common_model(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--machine", default=None, help="start from a Table 1 machine, e.g. 'MIT Alewife' (default: none, "
+        p.add_argument("--machine", default=None,
+                       help="start from a Table 1 machine, e.g. 'MIT Alewife' (default: none, "
                             "the Alewife parameters)")
         p.add_argument("--compute", type=float, default=None, help="cycles per value (default 200)")
         names = ("processors", "channels", "sm_occupancy", "values_per_message", "bulk_values",

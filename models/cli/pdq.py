@@ -17,7 +17,8 @@ def register(subparsers: Any) -> None:
     from models.pdq import PDQParams
 
     ps = subparsers.add_parser(
-        "pdq", help="parallel dispatch queue vs static partitioning vs spin-locks (PDQ, Falsafi and Wood 1999)",
+        "pdq", help="parallel dispatch queue vs static partitioning vs spin-locks (PDQ, Falsafi "
+                    "and Wood 1999)",
         description="Handler response times (cycles) for one shared PDQ, k static queues and "
                     "spin-locks, over a grid (comma lists or start:stop[:step] ranges). "
                     "Presets from Table 1 of Falsafi and Wood 1999.")

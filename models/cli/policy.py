@@ -81,7 +81,8 @@ def _cli_run(args: Any) -> str:
             "P_int_floating": c.floating.interrupt_probability,
             "floating/fixed": c.floating_over_fixed, "single/fixed": c.single_over_fixed,
             "saturated": c.saturated})
-        title = f"Floating and Single against Fixed ({args.preset}); X in requests per cycle per node"
+        title = (f"Floating and Single against Fixed ({args.preset}); X in requests per cycle "
+                 "per node")
     else:
         r = solve(prm, args.policy, method=args.method)
         cols.update({"cycle_time": r.cycle_time, "throughput": r.throughput,

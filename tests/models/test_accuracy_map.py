@@ -200,11 +200,16 @@ def test_shipped_lookup_tables_are_the_maps_projection():
 LOPC_TINY = {"version": 2, "families": {"lopc": {
     "axes": [{"name": "U_h", "edges": [0.0, 0.3, 1.0]}, {"name": "cs2", "edges": [0.0, 10.0]}],
     "variants": {"": {"methods": {
-        "lopc": {"measures": {"R": {"overall": {"bound": 0.3}, "bins": {"bound": [[0.01], [0.2]]}},
-                              "R_q": {"overall": {"bound": 0.1}, "bins": {"bound": [[0.02], [0.1]]}},
-                              "R_y": {"overall": {"bound": 0.1}, "bins": {"bound": [[None], [0.1]]}}}},
-        "node": {"measures": {"R": {"overall": {"bound": 0.01}, "bins": {"bound": [[0.01], [0.02]]}},
-                              "R_q": {"overall": {"bound": 0.1}, "bins": {"bound": [[0.02], [0.1]]}},
+        "lopc": {"measures": {"R": {"overall": {"bound": 0.3},
+                                    "bins": {"bound": [[0.01], [0.2]]}},
+                              "R_q": {"overall": {"bound": 0.1},
+                                      "bins": {"bound": [[0.02], [0.1]]}},
+                              "R_y": {"overall": {"bound": 0.1},
+                                      "bins": {"bound": [[None], [0.1]]}}}},
+        "node": {"measures": {"R": {"overall": {"bound": 0.01},
+                                    "bins": {"bound": [[0.01], [0.02]]}},
+                              "R_q": {"overall": {"bound": 0.1},
+                                      "bins": {"bound": [[0.02], [0.1]]}},
                               "R_y": {"overall": {"bound": 0.1},
                                       "bins": {"bound": [[None], [0.1]]}}}}}}}}}}
 

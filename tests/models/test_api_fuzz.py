@@ -180,7 +180,8 @@ def test_scv_has_a_legal_upper_bound(cls, field):
     is refused with the parameter and its range."""
     spec = declarations(parameter_class(cls))[field]
     assert spec.high is not None and spec.high >= spec.valid[1]
-    with pytest.raises(ValueError, match=rf"{field} must lie in \[0, {spec.high:g}\]; got 1000000\.0"):
+    with pytest.raises(ValueError,
+                       match=rf"{field} must lie in \[0, {spec.high:g}\]; got 1000000\.0"):
         spec.check(1e6)
 
 

@@ -85,7 +85,8 @@ def command_lines(draw, words: tuple[str, ...]):
     if words in (("ini",), ("simulate", "ini")):
         argv += ["--N", "1,2"]  # the default 1..16 costs seconds per method; --N below overrides
     if words == ("sweep",):
-        model = draw(st.sampled_from(["lopc", "ini", "policy", "pdq", "nosuch", "models.lopc:nope"]))
+        model = draw(st.sampled_from(["lopc", "ini", "policy", "pdq", "nosuch",
+                                      "models.lopc:nope"]))
         argv.append(model)
         cls = CLASSES.get(model)
         decl = declarations(parameter_class(cls)) if cls else {}
@@ -172,7 +173,8 @@ def test_plan_reaches_5000_lines():
 @pytest.mark.parametrize("words", sorted(c for c in COMMANDS if c[0] != "validate"),
                          ids=" ".join)
 def test_cli_fuzz(words):
-    @settings(max_examples=max(1, round(SCALE * PLAN[words])), derandomize=DERANDOMIZE, deadline=None, database=None,
+    @settings(max_examples=max(1, round(SCALE * PLAN[words])), derandomize=DERANDOMIZE,
+              deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(command_lines(words))
     def run(argv):
@@ -195,7 +197,8 @@ def validate_errors(draw):
     return argv + bad
 
 
-@settings(max_examples=max(1, round(SCALE * PLAN[("validate",)])), derandomize=DERANDOMIZE, deadline=None, database=None,
+@settings(max_examples=max(1, round(SCALE * PLAN[("validate",)])), derandomize=DERANDOMIZE,
+          deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(validate_errors())
 def test_validate_argument_errors(argv):

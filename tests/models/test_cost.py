@@ -91,7 +91,7 @@ def test_policy_cost_uses_single_as_baseline():
 
 
 @pytest.mark.parametrize("name,U,nodes", [("null-handler", 0.3, 16), ("fetch-block", 0.8, 2),
-                                           ("stache", 0.1, 4)])
+                                          ("stache", 0.1, 4)])
 def test_floating_on_one_processor_is_single_bit_for_bit(name, U, nodes):
     """policy_cost reuses Single's throughput for Floating at p = 1 (scalar parameters):
     the same as solving Floating there, bit for bit."""

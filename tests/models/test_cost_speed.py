@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from models import _policy_node as pn
 from models import policy
 from models.cost import policy_cost
-from models.policy import PolicyParams, preset
+from models.policy import preset
 
 FIELDS = ("R", "X", "R_w", "R_q", "R_y", "R_r", "U", "D", "P_all", "P_int", "P_blk", "conv",
           "it", "res", "states", "asym")
@@ -80,7 +80,7 @@ def test_pair_structures_file_round_trip(tmp_path):
 
 @pytest.mark.parametrize("fixed,cs2", pn.PAIR_SHIPPED)
 def test_shipped_pair_structure_is_used_and_solves_like_the_enumeration(fixed, cs2,
-                                                                         monkeypatch):
+                                                                        monkeypatch):
     """A shipped structure is read, not enumerated, and gives the reference's results."""
     pol = "fixed" if fixed else "single"
     rng = np.random.default_rng(int(fixed) + int(10 * cs2))
@@ -89,7 +89,7 @@ def test_shipped_pair_structure_is_used_and_solves_like_the_enumeration(fixed, c
                   # exponential handlers need no fixed overheads on top (Single's direct
                   # and indirect costs, the interrupt)
                   **({} if cs2 == 0.0 or fixed else dict(o_direct=0.0, o_indirect=0.0,
-                                                          O_int=0.0)))
+                                                         O_int=0.0)))
            for _ in range(2)]
     ref = [pn.solve_point(v, pol) for v in pts]
     monkeypatch.setattr(pn, "_PAIR_CACHE", {})

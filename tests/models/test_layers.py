@@ -194,7 +194,8 @@ def test_page_fetch_hand_computed():
 
 @given(st.sampled_from([64, 128, 256, 512, 1024, 2048, 4096]), st.floats(0, 1024))
 def test_best_set_gives_lowest_fetch_costs(b, d):
-    rts = [block_fetch(c, p, b).round_trip for c, p in map(layer_settings, ("BB", "HH", "AO", "WO"))]
+    rts = [block_fetch(c, p, b).round_trip
+           for c, p in map(layer_settings, ("BB", "HH", "AO", "WO"))]
     assert all(x <= y for x, y in zip(rts, rts[1:]))
     pgs = [page_fetch(c, p, diff_words=d).round_trip
            for c, p in map(layer_settings, ("BB", "BH", "BO", "AO", "WO"))]
@@ -248,7 +249,8 @@ def test_contention_utilizations_in_unit_interval_or_flagged(rate, kind, pre):
     r = fetch_contention(pre, "O", rate, kind=kind, diff_words=16)
     u = np.array([r.utilization_host, r.utilization_ni, r.utilization_io_bus], dtype=float)
     if r.saturated:
-        assert np.isnan(u).all() and np.isnan(r.round_trip) and r.bottleneck in ("host", "ni", "io_bus")
+        assert (np.isnan(u).all() and np.isnan(r.round_trip)
+                and r.bottleneck in ("host", "ni", "io_bus"))
     else:
         assert ((u >= 0) & (u < 1)).all() and r.bottleneck == ""
 

@@ -384,7 +384,7 @@ def test_correction_fades_with_machine_size():
 
 
 @pytest.mark.parametrize("W, o, L, cs2", [(0.5, 50.0, 200.0, 1.0), (0.1, 10.0, 40.0, 1 / 3),
-                                         (20.0, 1000.0, 3000.0, 4.0)])
+                                          (20.0, 1000.0, 3000.0, 4.0)])
 def test_two_processors_handler_bound_against_the_simulator(W, o, L, cs2):
     """P = 2 with W well below o: the default (the whole-machine chain, 16 latency stages on
     shared clocks) against a short simulation (20,000 cycles, half-width below 1%); the

@@ -204,7 +204,8 @@ def test_regions():
     # Alewife: message passing hides the latency, shared memory cannot (round trips)
     assert solve(mechanism="polling").region == "latency hiding"
     assert solve(mechanism="shared_memory").region == "latency dominated"
-    assert solve(mechanism="shared_memory", bisection_bandwidth=1.0).region == "congestion dominated"
+    assert (solve(mechanism="shared_memory", bisection_bandwidth=1.0).region
+            == "congestion dominated")
     assert solve(mechanism="polling", bisection_bandwidth=0.5).region == "congestion dominated"
     assert solve(mechanism="polling", latency=1000).region == "latency dominated"
 
@@ -300,7 +301,8 @@ def _cli(argv):
 
 
 def test_cli():
-    out = _cli(["mechanisms", "sweep", "--bandwidth", "1,18", "--mechanisms", "sm,polling", "--wide"])
+    out = _cli(["mechanisms", "sweep", "--bandwidth", "1,18", "--mechanisms", "sm,polling",
+                "--wide"])
     assert "congestion dominated" in out and "latency hiding" in out
     out = _cli(["mechanisms", "machines", "--evaluate", "--format", "csv"])
     assert out.count("\n") == 15 and "Stanford DASH" in out

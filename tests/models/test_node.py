@@ -138,7 +138,6 @@ def test_canonical_is_orbit_invariant(seed):
     """Every renaming of a reachable state has the same canonical form (the orbit's least
     candidate), and the canonical form is in the orbit."""
     alpha, T = _node.handler_ph(1.0, 4.0)
-    key = (4, 2, 1, (True, True), (True, False, False, True), (True, True))
     rng = np.random.default_rng(seed)
     # walk the unlumped chain at random from the idle machine
     A_, Tf, E_ = [7, 8], [[3, -1], [-1, 6]], [5, 6]
@@ -288,7 +287,7 @@ def test_twin_stations_lumped_equal_reference(pop, Z, cs2):
 
 
 @pytest.mark.parametrize("W, o, L, cs2", [(66.0, 1968.0, 4.4, 0.1), (8.6, 20.8, 23.7, 0.2),
-                                         (630.0, 1358.0, 84.0, 0.0)])
+                                          (630.0, 1358.0, 84.0, 0.0)])
 def test_full_chain_extrapolated_in_cs2(W, o, L, cs2):
     """P = 3 with an Erlang handler above FULL_MAX_ERLANG phases: the quadratic extrapolation
     from cs2 = 1, 1/2, 1/3 stays within 0.3% of the Erlang-k chain itself, and keeps the
@@ -301,7 +300,8 @@ def test_full_chain_extrapolated_in_cs2(W, o, L, cs2):
     for key in ("R", "R_q", "R_y"):
         assert a[key] == pytest.approx(b[key], rel=3e-3)
     assert a["R_w"] + a["R_p"] + a["R_q"] + a["R_y"] + 2 * L == pytest.approx(a["R"], rel=1e-9)
-    assert a["Q_q"] == pytest.approx(a["R_q"] / a["R"]) and a["Q_y"] == pytest.approx(a["R_y"] / a["R"])
+    assert (a["Q_q"] == pytest.approx(a["R_q"] / a["R"])
+            and a["Q_y"] == pytest.approx(a["R_y"] / a["R"]))
     # a handler the chain represents phase by phase is solved as it is
     assert "extrapolated" not in _node.solve_full(3, W, o, 0.25, L, latency_stages=1)
 

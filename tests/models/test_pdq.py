@@ -246,7 +246,7 @@ def test_grid_point_independent_of_its_neighbours():
     point's answer moved when a more skewed point joined it (0.0678 -> 0.0698)."""
     alone = compare(preset("hurricane-1", k=4, load=0.6, key_skew=1.0)).shared
     mixed = compare(preset("hurricane-1", k=4, load=0.6,
-                                   key_skew=np.array([1.0, 1.5, 0.0]))).shared
+                           key_skew=np.array([1.0, 1.5, 0.0]))).shared
     assert mixed.conflict_probability[0] == pytest.approx(alone.conflict_probability, rel=1e-12)
     assert mixed.response_time[0] == pytest.approx(alone.response_time, rel=1e-12)
 
@@ -278,8 +278,8 @@ def test_equations_conflict_probability(K, fk, fns):
 
 
 @pytest.mark.parametrize("k,load,S,cs2,K,fns,o_lock", [(2, 0.5, 100.0, 1.0, 64, 0.0, 70.0),
-                                                      (4, 0.4, 250.0, 0.5, 32, 0.25, 30.0),
-                                                      (8, 0.3, 40.0, 2.0, 16, 0.1, 10.0)])
+                                                       (4, 0.4, 250.0, 0.5, 32, 0.25, 30.0),
+                                                       (8, 0.3, 40.0, 2.0, 16, 0.1, 10.0)])
 def test_equations_match_numeric_implementation(k, load, S, cs2, K, fns, o_lock):
     from models import pdq
 
@@ -819,7 +819,7 @@ def test_spinlock_saturation_is_the_models_own_and_monotone_in_load(k, S, cs2, n
 
 
 @pytest.mark.parametrize("k,f_seq,load,bott", [(4, 0.15, 0.6, "sequential"),
-                                                (4, 0.0, 0.99, "processors")])
+                                               (4, 0.0, 0.99, "processors")])
 def test_spinlock_bottleneck_named(k, f_seq, load, bott):
     # uniform keys, no contention: without sequential handlers the processors bound
     # (lam (S + o_lock) >= k: a load of 1 / 1.7 per processor of S = 100, o_lock = 70);

@@ -118,7 +118,6 @@ def test_auto_falls_back_to_mva_over_the_work_budget_and_says_so(monkeypatch):
     assert one.cycle_time == pytest.approx(mva.cycle_time, rel=1e-12)
 
 
-
 #: a Fixed point of the declared domain (design point 446 of the shipped policy design at
 #: p=9 on 3 nodes) where the LU without pivoting meets an exactly zero pivot: solve() raised
 #: RuntimeError("Factor is exactly singular") under the default method
@@ -164,4 +163,3 @@ def test_a_zero_pivot_refactorises_with_pivoting(monkeypatch):
     assert r.throughput * r.cycle_time == pytest.approx(8, rel=1e-9)
     assert 0.0 < r.pp_utilization <= 1.0
     assert r.pp_utilization == pytest.approx(r.throughput * r.pp_demand, rel=0.01)
-

@@ -103,7 +103,8 @@ def vec_fails_on_three(x):
 
 
 def logged_vec(x, log, flag=None, z=0):
-    """Vectorised sqrt(x) + 1 (``z`` is ignored); logs the x of every evaluation (one line per call) to ``log``.
+    """Vectorised sqrt(x) + 1 (``z`` is ignored); logs the x of every evaluation (one line per
+    call) to ``log``.
 
     Raises while the file ``flag`` exists and some x > 5 (a sweep that fails part way).
     """

@@ -74,7 +74,8 @@ def test_seidmann_exact_at_one_customer_and_saturation():
 
 
 def test_seidmann_and_rolia_close_to_exact_multi_server():
-    net = ClosedNetwork.single_class([3.0, 1.0, 0.5], population=8, servers=[3, 1, 1], think_time=4.0)
+    net = ClosedNetwork.single_class([3.0, 1.0, 0.5], population=8, servers=[3, 1, 1],
+                                     think_time=4.0)
     ex = mva.exact_mva(net)
     for res in (mva.seidmann(net), mva.rolia(net), mva.schweitzer(net), mva.linearizer(net),
                 mva.rolia(net, base="linearizer"), mva.seidmann(net, base="schweitzer")):
@@ -133,7 +134,8 @@ def _lopc_like(P, W, o, L):
         D[3 * r + 1, P], V[3 * r + 1, P] = 2 * L, 1
         D[3 * r + 2, r], V[3 * r + 2, r] = o, 1
     return ClosedNetwork(demands=D, populations=np.ones(P, int), kinds=("queue",) * P + ("delay",),
-                         visits=V, chains=np.repeat(np.arange(P), 3), priorities=np.tile([0, 1, 1], P))
+                         visits=V, chains=np.repeat(np.arange(P), 3),
+                         priorities=np.tile([0, 1, 1], P))
 
 
 @pytest.mark.parametrize("fn", APPROX)

@@ -146,6 +146,8 @@ def test_linearizer_conway_keeps_its_corrections_in_the_general_branch():
     # to exact MVA than Schweitzer+Conway on average (without, the general branch crashed).
     d_lin, d_sch = [], []
     for net, x_mva, _ in _cases():
-        d_lin.append(np.max(np.abs(mva.linearizer(net, multiserver="conway").throughput / x_mva - 1)))
-        d_sch.append(np.max(np.abs(mva.schweitzer(net, multiserver="conway").throughput / x_mva - 1)))
+        d_lin.append(np.max(np.abs(mva.linearizer(net, multiserver="conway").throughput / x_mva
+                                   - 1)))
+        d_sch.append(np.max(np.abs(mva.schweitzer(net, multiserver="conway").throughput / x_mva
+                                   - 1)))
     assert np.mean(d_lin) < 0.5 * np.mean(d_sch)

@@ -39,7 +39,8 @@ def _stats(kind: str, fn, n: int = 128):
         tot = res.queue_length.sum(axis=1) + res.throughput * net.think_times[net.chains]
         np.testing.assert_allclose(tot, pop[net.chains], rtol=1e-6)
     v, q = np.asarray(ex_x), np.asarray(ex_q)
-    return (v.mean(), np.quantile(v, 0.95), v.max()), (q.mean(), np.quantile(q, 0.95), q.max()), conv
+    return ((v.mean(), np.quantile(v, 0.95), v.max()), (q.mean(), np.quantile(q, 0.95), q.max()),
+            conv)
 
 
 # measured on 128 networks (mean, p95, max), rounded up
@@ -60,9 +61,11 @@ def test_accuracy_against_exact_on_random_networks(kind, fn, x_lim, q_lim, min_c
 def test_one_server_conway_is_plain_linearizer():
     """m = 1: no marginal terms, so the Conway residence is the queue formula."""
     D = [[1.0, 2.0, 0.5], [2.0, 1.0, 0.7]]
-    a = ClosedNetwork(demands=D, populations=[4, 3], kinds=["multi", "queue", "queue"], servers=[1, 1, 1])
+    a = ClosedNetwork(demands=D, populations=[4, 3], kinds=["multi", "queue", "queue"],
+                      servers=[1, 1, 1])
     b = ClosedNetwork(demands=D, populations=[4, 3])
-    np.testing.assert_allclose(mva.linearizer_ms(a).throughput, mva.linearizer(b).throughput, rtol=1e-7)
+    np.testing.assert_allclose(mva.linearizer_ms(a).throughput, mva.linearizer(b).throughput,
+                               rtol=1e-7)
 
 
 def test_conway_single_customer_and_saturation():
@@ -79,7 +82,8 @@ def test_ld_with_min_j_m_rates_matches_conway_closely():
     with exact MVA to within their measured accuracy."""
     N = 6
     ld = ClosedNetwork.single_class([3.0, 1.0], population=N, kinds=["ld", "queue"],
-                                    rates=[np.minimum(np.arange(1, N + 1), 3), None], think_time=2.0)
+                                    rates=[np.minimum(np.arange(1, N + 1), 3), None],
+                                    think_time=2.0)
     ms = ClosedNetwork.single_class([3.0, 1.0], population=N, servers=[3, 1], think_time=2.0)
     ex = mva.exact_mva(ms).throughput[0]
     assert mva.exact_mva(ld).throughput[0] == pytest.approx(ex, rel=1e-12)
@@ -103,5 +107,6 @@ def test_fcfs_multi_server_with_class_dependent_times_warns():
         warnings.simplefilter("error")
         # processor sharing, or FCFS with equal service times: product form, no warning
         ClosedNetwork(demands=D, populations=[2, 2], kinds=["multi", "queue"], servers=[2, 1])
-        ClosedNetwork(demands=[[1.0, 1.0], [1.0, 2.0]], populations=[2, 2], kinds=["multi", "queue"],
+        ClosedNetwork(demands=[[1.0, 1.0], [1.0, 2.0]], populations=[2, 2],
+                      kinds=["multi", "queue"],
                       servers=[2, 1], disciplines=["fcfs", "ps"])

@@ -66,9 +66,11 @@ def test_aba_encloses_exact(net, n):
     assert b.response_lower * (1 - 1e-9) - 1e-12 <= r <= b.response_upper * (1 + 1e-9) + 1e-12
 
 
-@given(single_class_networks(kinds=("queue", "queue", "delay"), max_population=30), st.integers(1, 40))
+@given(single_class_networks(kinds=("queue", "queue", "delay"), max_population=30),
+       st.integers(1, 40))
 def test_bjb_encloses_exact(net, n):
-    if not (np.array(net.kinds) == "queue").any() or not net.demands[0][np.array(net.kinds) == "queue"].any():
+    if (not (np.array(net.kinds) == "queue").any()
+            or not net.demands[0][np.array(net.kinds) == "queue"].any()):
         return
     net = net.with_populations([n])
     x = mva.exact_mva(net).throughput[0]
@@ -133,7 +135,8 @@ def test_multiclass_aba_bounds_contain_exact_mva(net):
 
 def test_multiclass_aba_bounds_single_customer_is_exact_and_bad_input():
     from mva.bounds import multiclass_aba_bounds
-    net = ClosedNetwork(demands=[[1.0, 2.0], [0.5, 0.5]], populations=[1, 0], think_times=[3.0, 0.0])
+    net = ClosedNetwork(demands=[[1.0, 2.0], [0.5, 0.5]], populations=[1, 0],
+                        think_times=[3.0, 0.0])
     b = multiclass_aba_bounds(net)
     assert b.throughput_lower[0] == pytest.approx(1 / 6, rel=1e-14)
     assert b.throughput_upper[0] == pytest.approx(1 / 6, rel=1e-14)
@@ -308,7 +311,8 @@ def test_multiclass_bjb_bounds_single_class_and_bad_input():
     # a chain whose demands are balanced over the stations is bracketed exactly
     two = ClosedNetwork(demands=[[1.0, 2.0], [0.5, 0.5]], populations=[2, 3])
     b = multiclass_bjb_bounds(two)
-    assert b.throughput_lower[1] == pytest.approx(1.0) and b.throughput_upper[1] == pytest.approx(1.0)
+    assert (b.throughput_lower[1] == pytest.approx(1.0)
+            and b.throughput_upper[1] == pytest.approx(1.0))
     assert b.method == "bjb"
     empty = ClosedNetwork(demands=[[1.0, 2.0], [0.5, 0.5]], populations=[2, 0])
     b = multiclass_bjb_bounds(empty)

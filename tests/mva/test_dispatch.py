@@ -44,11 +44,13 @@ def test_unknown_method_and_keyword():
     with pytest.raises(ValueError, match=r"unknown keyword argument\(s\) 'tolerance'; allowed: "
                                          r"max_iter, multiserver, on_fail, tol"):
         mva.solve(NET, method="schweitzer", tolerance=1e-3)
-    with pytest.raises(ValueError, match="network must be a ClosedNetwork, OpenNetwork or MixedNetwork; got dict"):
+    with pytest.raises(ValueError, match="network must be a ClosedNetwork, OpenNetwork or "
+                                         "MixedNetwork; got dict"):
         mva.solve({"demands": [1.0]})
     with pytest.raises(ValueError, match="network must be a ClosedNetwork; got list"):
         mva.exact_mva([1.0])
-    with pytest.raises(ValueError, match=r"base must be one of 'exact', 'schweitzer', 'linearizer'"):
+    with pytest.raises(ValueError,
+                       match=r"base must be one of 'exact', 'schweitzer', 'linearizer'"):
         mva.seidmann(NET, base="magic")
     with pytest.raises(ValueError, match=r"unknown keyword argument\(s\) 'tol'"):
         mva.seidmann(NET, tol=1e-3)

@@ -251,7 +251,8 @@ def test_littles_law_and_population_conservation(net):
     assert (res.station_utilization[queueing] <= 1 + 1e-9).all()
     np.testing.assert_allclose(res.queue_length, res.throughput[:, None] * res.residence_time,
                                rtol=1e-12, atol=1e-12)
-    per_chain = np.bincount(net.chains, weights=res.queue_length.sum(axis=1), minlength=net.n_chains)
+    per_chain = np.bincount(net.chains, weights=res.queue_length.sum(axis=1),
+                            minlength=net.n_chains)
     np.testing.assert_allclose(per_chain + res.chain_throughput * net.think_times, net.populations,
                                rtol=1e-9)
     np.testing.assert_allclose(res.response_time, res.residence_time.sum(axis=1))
@@ -315,7 +316,8 @@ def test_single_class_fast_paths_agree_small_and_large_k():
     big = mva.exact_mva(ClosedNetwork.single_class(d, population=25, think_time=3.0))
     from mva._model import compile_network
     from mva.exact import _exact_lattice
-    ref = _exact_lattice(compile_network(ClosedNetwork.single_class(d, population=25, think_time=3.0)),
+    ref = _exact_lattice(compile_network(ClosedNetwork.single_class(d, population=25,
+                                                                    think_time=3.0)),
                          10**6)
     np.testing.assert_allclose(big.queue_length, ref.queue_length, rtol=1e-12)
 

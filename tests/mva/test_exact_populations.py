@@ -69,7 +69,8 @@ def test_smaller_populations_are_read_not_solved(monkeypatch):
     E._LATTICES.clear()
     calls = []
     real = E._exact_lattice
-    monkeypatch.setattr(E, "_exact_lattice", lambda cm, m: calls.append(cm.N.tolist()) or real(cm, m))
+    monkeypatch.setattr(E, "_exact_lattice",
+                        lambda cm, m: calls.append(cm.N.tolist()) or real(cm, m))
     rows = [[4, 3], [0, 1], [2, 2], [4, 0], [1, 3]]
     got = E._exact_populations(net, rows)
     assert calls == [[4, 3]]

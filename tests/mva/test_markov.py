@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given
-from hypothesis import strategies as st
 
 import mva
 from mva.errors import ConvergenceError, ConvergenceWarning
@@ -259,6 +258,7 @@ def test_littles_law_by_absorption(q):
     space = mmck_space(lam, mu, c, K)
     pi = space.solve().pi
     seen = space.arrival_distribution(pi, "arrival")
+
     # tagged customer: state j = its place among the waiting (0: in service), -1 = done
     def moves(s):
         (j,) = s
@@ -337,7 +337,8 @@ def test_reward_rate_transition_rewards():
     down = sp.csr_array(np.tril(np.ones((7, 7)), -1))       # count departures (i -> i-1)
     assert reward_rate(pi, Q=Q, transition_rewards=down) == pytest.approx(
         space.throughput(pi, "departure"), rel=1e-14)
-    assert reward_rate(pi, state_rewards=np.arange(7), Q=Q, transition_rewards=down) == pytest.approx(
+    assert reward_rate(pi, state_rewards=np.arange(7), Q=Q,
+                       transition_rewards=down) == pytest.approx(
         space.mean(pi, lambda s: s[0]) + space.throughput(pi, "departure"), rel=1e-14)
     with pytest.raises(ValueError, match="Q is required"):
         reward_rate(pi, transition_rewards=down)
@@ -428,7 +429,8 @@ def test_builder_errors_and_limit():
         yield ((a + 1, b), 1.0)
         yield ((a, b + 1), 1.0)
 
-    with pytest.raises(ValueError, match=r"more than max_states=100 reachable states \(101 found.*MiB"):
+    with pytest.raises(ValueError,
+                       match=r"more than max_states=100 reachable states \(101 found.*MiB"):
         build_state_space((0, 0), grid, max_states=100)
     with pytest.raises(ValueError, match=r"rate to \(1,\) must be finite and >= 0; got -1.0"):
         build_state_space((0,), lambda s: [((1,), -1.0)])

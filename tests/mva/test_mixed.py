@@ -59,7 +59,8 @@ def test_without_open_load_equals_closed_and_without_closed_equals_open():
     # a closed chain that never visits: open classes see M/M/1 queues
     silent = ClosedNetwork(demands=[[1.0, 0.0]], populations=[1], kinds=["queue", "queue"])
     res = solve_mixed(MixedNetwork(closed=silent, arrival_rates=[0.4], open_demands=[[0.0, 1.5]]))
-    assert res.open.residence_time[0, 1] == pytest.approx(mva.mm1(0.4, 1.5).response_time, rel=1e-14)
+    assert res.open.residence_time[0, 1] == pytest.approx(mva.mm1(0.4, 1.5).response_time,
+                                                          rel=1e-14)
 
 
 def test_closed_methods_and_solve_dispatch():

@@ -40,7 +40,8 @@ def test_defaults():
     (dict(demands=[[1.0]], populations=[-1]), r"populations must be >= 0; got -1"),
     (dict(demands=[[1.0]], populations=[1.5]), r"populations must be an integer; got 1.5"),
     (dict(demands=[[1.0], [2.0]], populations=[1]),
-     r"populations must have shape \(2,\) \(one population per chain, 2 chain\(s\)\); got shape \(1,\)"),
+     r"populations must have shape \(2,\) \(one population per chain, 2 chain\(s\)\); "
+     r"got shape \(1,\)"),
     (dict(demands=[[1.0]], populations=[1], think_times=[1.0, 2.0]),
      r"think_times must have shape \(1,\) \(one think time per chain\); got shape \(2,\)"),
     (dict(demands=[[1.0]], populations=[1], think_times=[-1.0]),
@@ -99,7 +100,8 @@ def test_visit_ratios_closed_and_open():
     Po = [[0.0, 0.6, 0.3], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
     np.testing.assert_allclose(visit_ratios(Po, arrivals=[1.0, 0.0, 0.0]), [10.0, 6.0, 3.0])
     # class switching: rows indexed by (class, station) pairs work the same way
-    with pytest.raises(ValueError, match="routing row 0 must sum to 1 in a closed network; got 0.9"):
+    with pytest.raises(ValueError,
+                       match="routing row 0 must sum to 1 in a closed network; got 0.9"):
         visit_ratios(Po)
     with pytest.raises(ValueError, match="routing row 0 must sum to <= 1; got 1.5"):
         visit_ratios([[0.5, 1.0], [1.0, 0.0]])
@@ -126,7 +128,8 @@ def test_from_graph_single_class_matches_arrays():
     np.testing.assert_allclose(net.demands[0], [5.0, 0.1, 0.2])
     assert net.kinds == ("delay", "queue", "multi")
     assert net.station_names == ("term", "cpu", "disk")
-    arr = ClosedNetwork.single_class([5.0, 0.1, 0.2], population=10, kinds=["delay", "queue", "multi"],
+    arr = ClosedNetwork.single_class([5.0, 0.1, 0.2], population=10,
+                                     kinds=["delay", "queue", "multi"],
                                      servers=[1, 1, 2])
     np.testing.assert_allclose(mva.exact_mva(net).throughput, mva.exact_mva(arr).throughput)
 
@@ -153,7 +156,8 @@ def test_from_graph_errors():
     G = nx.DiGraph()
     G.add_node("a", service_time=1.0)
     G.add_edge("a", "a", weight=0.5)
-    with pytest.raises(ValueError, match="routing row 'a' must sum to 1 in a closed network; got 0.5"):
+    with pytest.raises(ValueError,
+                       match="routing row 'a' must sum to 1 in a closed network; got 0.5"):
         ClosedNetwork.from_graph(G, populations=1)
     with pytest.raises(ValueError, match="reference must be a node of the graph; got 'zz'"):
         ClosedNetwork.from_graph(G, populations=1, reference="zz")

@@ -41,7 +41,8 @@ def test_mmc_large_server_count_is_stable():
 def test_mg1_pollaczek_khinchine():
     # M/D/1 at rho = 0.5: W = 0.5 S; M/M/1 recovered at cs2 = 1
     assert mva.mg1(0.5, 1.0, 0.0).waiting_time == pytest.approx(0.5)
-    assert mva.mg1(0.5, 2.0 / 2, 1.0).response_time == pytest.approx(mva.mm1(0.5, 1.0).response_time)
+    assert (mva.mg1(0.5, 2.0 / 2, 1.0).response_time
+            == pytest.approx(mva.mm1(0.5, 1.0).response_time))
     # hyperexponential cs2 = 4 at rho = 0.9: W = 0.9 * 5 / (2 * 0.1) = 22.5
     assert mva.mg1(0.9, 1.0, 4.0).waiting_time == pytest.approx(22.5)
 
@@ -174,7 +175,8 @@ def test_class_switching_visits_and_queues_on_random_networks():
             lam += term
             term = term @ flat
         lam = lam.reshape(C, K)
-        np.testing.assert_allclose(net.arrival_rates[:, None] * net.demands, lam * S, rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(net.arrival_rates[:, None] * net.demands, lam * S, rtol=1e-9,
+                                   atol=1e-15)
         # every job arrives once: the chains' arrival rates add up to the external total
         res = solve_open(net)
         U = (lam * S).sum(axis=0)
@@ -231,7 +233,8 @@ def test_class_switching_against_truncated_ctmc():
                                 t = move(s, (c, k), (d, j))
                                 if t is None:
                                     t = move(s, (c, k), None)
-                                rows.append(i), cols.append(index[t]), vals.append(rate * P[c, k, d, j])
+                                (rows.append(i), cols.append(index[t]),
+                                 vals.append(rate * P[c, k, d, j]))
         n = len(states)
         Q = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
         Q = Q - sp.diags(np.asarray(Q.sum(axis=1)).ravel())

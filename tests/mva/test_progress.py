@@ -65,7 +65,8 @@ def test_stage_line_off_a_terminal(monkeypatch):
             assert prog.current_stage() == "inner"
         assert prog.current_stage() == "[1/2] pdq [shared]"
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("inner done in ") and lines[1].startswith("[1/2] pdq [shared] done in ")
+    assert (lines[0].startswith("inner done in ")
+            and lines[1].startswith("[1/2] pdq [shared] done in "))
     quiet = io.StringIO()
     with prog.stage("x", 1, 1, enable=False, stream=quiet):
         assert prog.current_stage() == ""

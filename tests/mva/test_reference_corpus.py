@@ -13,9 +13,11 @@ from . import reference_data as ref
 def test_bolch_8_1_convolution_multiserver():
     d = ref.BOLCH_8_1
     S, V = np.array(d["service_times"]), np.array(d["visits"])
-    net = ClosedNetwork.single_class(S * V, population=d["population"], servers=d["servers"], visits=V)
+    net = ClosedNetwork.single_class(S * V, population=d["population"], servers=d["servers"],
+                                     visits=V)
     tol = d["atol"]
-    np.testing.assert_allclose(mva.normalizing_constant(net), d["G"], atol=5e-3)  # G printed to 3 decimals
+    # G printed to 3 decimals
+    np.testing.assert_allclose(mva.normalizing_constant(net), d["G"], atol=5e-3)
     res = mva.convolution(net)
     np.testing.assert_allclose(res.throughput[0] * V, d["station_throughput"], atol=tol)
     np.testing.assert_allclose(res.utilization[0], d["utilization"], atol=tol)
@@ -43,7 +45,8 @@ def test_bolch_8_6_mixed():
                                            open_demands=D[:2]))
     tol = d["atol"]
     np.testing.assert_allclose(res.open.utilization, d["open_utilization"], atol=tol)
-    np.testing.assert_allclose(res.closed.residence_time / V[2:], d["closed_response_time"], atol=tol)
+    np.testing.assert_allclose(res.closed.residence_time / V[2:], d["closed_response_time"],
+                               atol=tol)
     np.testing.assert_allclose(res.closed.queue_length, d["closed_queue_length"], atol=tol)
     np.testing.assert_allclose(res.open.residence_time / V[:2], d["open_response_time"], atol=tol)
     np.testing.assert_allclose(res.closed.throughput, d["closed_throughput"], atol=tol)
@@ -64,14 +67,16 @@ def test_octave_mmck_examples():
         for field, attr in (("p0", "prob_empty"), ("R", "response_time"), ("pK", "blocking"),
                             ("L", "queue_length"), ("Wq", "waiting_time")):
             if d[field] is not None:
-                assert abs(getattr(r, attr) - d[field]) < d.get(f"{field}_atol", d["atol"]), (d, field)
+                assert abs(getattr(r, attr) - d[field]) < d.get(f"{field}_atol", d["atol"]), \
+                    (d, field)
     d = ref.MM1K_BALANCED
     assert abs(mva.mm1k(d["lam"], 1 / d["mu"], d["K"]).queue_length - d["L"]) < d["atol"]
 
 
 def test_engset_and_erlang_b_tables():
     d = ref.ENGSET_R
-    assert abs(mva.engset(d["servers"], d["sources"], d["beta"], congestion="time") - d["time"]) < d["atol"]
+    assert abs(mva.engset(d["servers"], d["sources"], d["beta"], congestion="time")
+               - d["time"]) < d["atol"]
     for d in ref.ERLANG_B:
         assert abs(mva.erlang_b(d["c"], d["a"]) - d["B"]) < d["atol"]
 

@@ -191,7 +191,7 @@ def test_seed_independent_of_grid_order_and_extent():
 
 
 @given(st.integers(0, 2**63), st.dictionaries(st.sampled_from("abc"),
-                                             st.integers(-10**6, 10**6), min_size=1))
+                                              st.integers(-10**6, 10**6), min_size=1))
 def test_point_seed_deterministic_in_range(base, point):
     s = point_seed(base, point)
     assert s == point_seed(base, dict(reversed(list(point.items()))))
@@ -524,7 +524,8 @@ def test_cli_main_lopc_and_policy_match_direct_calls(capsys):
                                          rel=1e-12)
     # a model taking a parameter object: fields build PolicyParams, `policy` goes to solve
     assert main(["sweep", "policy", "--param", "policy=fixed,floating", "--param", "p=2,4",
-                 "--param", "C=1000", "--format", "csv", "--columns", "policy,p,round_trip", "--no-progress"]) == 0
+                 "--param", "C=1000", "--format", "csv", "--columns", "policy,p,round_trip",
+                 "--no-progress"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == "policy,p,round_trip" and len(lines) == 5
     for line in lines[1:]:
@@ -651,7 +652,7 @@ def test_bulk_on_two_worker_processes_matches_serial():
 
 
 def test_read_only_store_reads_back_and_refuses_writes_by_name(tmp_path, monkeypatch):
-    store, log = tmp_path / "s.sqlite", tmp_path / "log"
+    log = tmp_path / "log"
     fixed = {"log": str(log)}
     grid = {"x": [1.0, 4.0, 9.0]}
     for vec in (True, False):

@@ -14,7 +14,8 @@ from mva.table import FORMATS, Table, grid_points, tabulate
 
 @pytest.fixture
 def table():
-    return Table.from_columns({"N": [1, 2, 4], "R_o": [2336.0, 2.5e3, 3141.59265], "ok": [True, False, True]},
+    return Table.from_columns({"N": [1, 2, 4], "R_o": [2336.0, 2.5e3, 3141.59265],
+                               "ok": [True, False, True]},
                               title="INI queue")
 
 

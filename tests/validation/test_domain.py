@@ -93,7 +93,7 @@ def test_build_map_structure_and_errors(tiny_refs, tmp_path):
     refs = json.loads((tiny_refs / "lopc.json").read_text())
     w = node["worst"][0]
     mv = _model_values("lopc", LoPCParams(**{k: w["point"][k] for k in ("P", "W", "o", "L",
-                                                                         "cs2")}), "node", {})
+                                                                        "cs2")}), "node", {})
     row = next(r for r in refs["rows"] if r["R"] == w["sim"])
     assert w["error"] == pytest.approx((float(mv["R"]) - row["R"]) / row["R"], rel=1e-9)
     assert abs(w["error"]) == pytest.approx(node["overall"]["max"])

@@ -95,7 +95,8 @@ def test_key_distribution() -> None:
 
 def test_one_way_and_sizes() -> None:
     m = Machine.homogeneous(2, NodeSpec(compute=1), latency=1)
-    w = Workload(burst=1, request_cost=1, reply_cost=None, size=Dist(family="uniform", mean=100, width=50))
+    w = Workload(burst=1, request_cost=1, reply_cost=None,
+                 size=Dist(family="uniform", mean=100, width=50))
     recs = [r for r in thread_records(w, m, 0, random.Random(3), 500) if r.kind == "request"]
     assert all(r.reply_cost is None for r in recs)
     assert all(50 <= r.size <= 150 and isinstance(r.size, int) for r in recs)

@@ -144,7 +144,8 @@ def test_missing_values_are_nan_or_none() -> None:
     sw = _row("chong98_figure_3_miss_penalties", miss_type="Load", handled_by="sw")
     assert math.isnan(sw["invalidation_messages"])  # type: ignore[arg-type]
     mh = _row("layers_table_2", parameter="Message Handling Cost")  # 003:108, N/A
-    assert math.isnan(mh["real_system_min"]) and math.isnan(mh["real_system_max"])  # type: ignore[arg-type]
+    assert (math.isnan(mh["real_system_min"])  # type: ignore[arg-type]
+            and math.isnan(mh["real_system_max"]))  # type: ignore[arg-type]
     assert math.isnan(_col("pdq99_table_1", "step")[-1])
 
 
@@ -176,7 +177,8 @@ def test_spot_values_jiang97() -> None:
     # 004:419  "2	2	10.3%	22.9%";  004:434  "8	8	2.4%	15.0%"
     assert _row("jiang97_table_5_6", cluster_size_pes=2.0)["misscheduled_time_rate_percent"] == 10.3
     r = _row("jiang97_table_5_7", cluster_size_pes=8.0, inis_per_cluster=8.0)
-    assert (r["misscheduled_time_rate_percent"], r["misscheduled_count_rate_percent"]) == (2.4, 15.0)
+    assert (r["misscheduled_time_rate_percent"],
+            r["misscheduled_count_rate_percent"]) == (2.4, 15.0)
     # 004:447 "clu ios 1 1.41 2 2.83";  004:451 "slowdown 1.921 1.868 1.707 1.463"
     t = load_table("jiang97_table_5_8")
     assert t["inis_per_cluster"].tolist() == [1, 1.41, 2, 2.83]
@@ -441,7 +443,8 @@ def test_crosscheck_models_ini_tables(tid: str, preset: str, mapping: dict[str, 
     assert set(data) == set(mapping)
     for key, col in mapping.items():
         assert len(data[key]) == len(t)
-        bad = [(i, data[key][i], t[col][i]) for i in range(len(t)) if not _same(data[key][i], t[col][i])]
+        bad = [(i, data[key][i], t[col][i]) for i in range(len(t))
+               if not _same(data[key][i], t[col][i])]
         assert not bad, f"models.ini.{preset}[{key!r}] differs from {tid}.{col}: {bad}"
 
 
@@ -478,9 +481,12 @@ def test_crosscheck_models_layers_table3() -> None:
     t = load_table("layers_table_3")
     p = layers.TABLE3
     for col in ("original", "best", "halfway"):
-        assert float(p["page_protection"][col]) == _row("layers_table_3", parameter="Page Protection")[col]
-        assert float(p["diff_application"][col]) == _row("layers_table_3", parameter="Diff Application")[col]
-        assert float(p["twin_creation"][col]) == _row("layers_table_3", parameter="Twin Creation")[col]
+        assert float(p["page_protection"][col]) == _row("layers_table_3",
+                                                        parameter="Page Protection")[col]
+        assert float(p["diff_application"][col]) == _row("layers_table_3",
+                                                         parameter="Diff Application")[col]
+        assert float(p["twin_creation"][col]) == _row("layers_table_3",
+                                                      parameter="Twin Creation")[col]
         dc = t[col][t["parameter"] == "Diff creation"]
         assert tuple(float(v) for v in p["diff_creation"][col]) == tuple(dc.tolist())
         base = float(str(p["handler_cost"][col]).split("+")[0])
@@ -593,7 +599,8 @@ def test_compare_policy_interrupts_calibration_and_errors() -> None:
     assert c.columns[-6:] == ref.COMPARISON_COLUMNS and len(c) == 30
     fitted = c["role"] == "fitted"
     # U fitted on Single/Fixed at 1 us, one per application
-    assert set(c["comparison"][fitted]) == {"Single/Fixed"} and (c["interrupt_us"][fitted] == 1).all()
+    assert (set(c["comparison"][fitted]) == {"Single/Fixed"}
+            and (c["interrupt_us"][fitted] == 1).all())
     assert np.max(np.abs(c["rel_error"][fitted])) < 1e-9
     # em3d's 1 us Single/Fixed ratio (1.63) is beyond the model's reach: reported, not fitted
     nf = c["role"] == "not_fitted"
@@ -652,6 +659,7 @@ def test_compare_pdq_table_1() -> None:
     assert len(c) == 15 and set(c["role"]) == {"preset"}
     assert set(c["system"]) == {"S-COMA", "Hurricane", "Hurricane-1"}
     assert np.max(np.abs(c["rel_error"].astype(float))) < 1e-6
+
     # 001:629-630 / pdq.occupancies: request + response occupancy 27 -> 112 cycles (+315%)
     def occ(system: str, h: str) -> float:
         m = (c["system"] == system) & (c["quantity"] == f"{h}_occupancy_cycles")

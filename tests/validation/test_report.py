@@ -24,7 +24,7 @@ def test_grids_cover_the_targets():
     g = grids(quick=True)
     assert {"lopc", "ini", "ini-dispatch", "ini-cs2", "policy", "policy-det", "pdq"} <= set(g)
     assert {p.dispatch for p in g["ini-dispatch"]["params"]} == {"static", "round_robin",
-                                                                  "shared"}
+                                                                 "shared"}
     assert max(p.S for p in g["ini"]["params"]) == 16 and min(p.S for p in g["ini"]["params"]) == 1
     assert {float(p.cs2_O) for p in g["ini-cs2"]["params"]} == {0.0, 0.5}
     full = grids(quick=False)

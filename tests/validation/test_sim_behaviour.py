@@ -189,7 +189,8 @@ dists = st.builds(
     st.floats(1.0, 200.0), st.integers(1, 4))
 
 nodes = st.builds(
-    lambda c, p, disp, oi, od, send: NodeSpec(compute=c, protocol=p if c else max(p, 1), dispatch=disp,
+    lambda c, p, disp, oi, od, send: NodeSpec(compute=c, protocol=p if c else max(p, 1),
+                                              dispatch=disp,
                                               interrupt=oi, direct=od, indirect=od, send=send),
     st.integers(0, 3), st.integers(0, 2), st.sampled_from(["fifo", "pdq"]),
     st.floats(0.0, 100.0), st.floats(0.0, 30.0), st.none() | dists,
@@ -281,7 +282,8 @@ def test_round_robin_balances_each_pe_over_the_inis() -> None:
 # open overload stops with SaturationError naming the resource
 # --------------------------------------------------------------------------
 
-def _open_node(rate: float, dispatch: str = "fifo", keys: int | None = None) -> tuple[Machine, Workload]:
+def _open_node(rate: float, dispatch: str = "fifo",
+               keys: int | None = None) -> tuple[Machine, Workload]:
     m = Machine(nodes=(NodeSpec(compute=1), NodeSpec(compute=0, protocol=2, dispatch=dispatch)),
                 latency=0.0)
     w = Workload(burst=Dist.exponential(1.0 / rate), request_cost=Dist.exponential(1.0),

@@ -23,8 +23,8 @@ def test_simulate_lopc_prints_means_with_intervals() -> None:
 
 
 def test_simulate_ini_and_policy_with_resources() -> None:
-    out = _run(["simulate", "ini", "--S", "2", "--K", "2", "--dispatch", "shared", "--cycles", "1000",
-                "--resources", "--format", "csv"])
+    out = _run(["simulate", "ini", "--S", "2", "--K", "2", "--dispatch", "shared", "--cycles",
+                "1000", "--resources", "--format", "csv"])
     assert "cluster0.ini" in out and "ini" in out
     out = _run(["simulate", "policy", "--policy", "floating", "--p", "3", "--cycles", "1000"])
     assert "send_handler" in out
@@ -48,6 +48,7 @@ def test_simulate_trace_infers_the_nodes_it_needs(tmp_path) -> None:
     inferred = _run(["simulate", "trace", str(path), "--L", "5", "--cycles", "500", "--seed", "3"])
     given = _run(["simulate", "trace", str(path), "--nodes", "4", "--L", "5", "--cycles", "500",
                   "--seed", "3"])
+
     def body(out: str) -> str:              # the title line carries the wall time
         return out.split("\n", 1)[1]
     assert body(inferred) == body(given) and "cycle_time" in inferred

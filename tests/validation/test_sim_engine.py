@@ -132,9 +132,11 @@ def test_multiplexed_pdq_compute_threads(discipline: str) -> None:
 
 
 def test_multiplexed_pdq_direct_overhead_random_latency_and_replications() -> None:
-    m = Machine(nodes=(NodeSpec(compute=3, dispatch="pdq", max_acting=2, interrupt=Dist.exponential(30),
+    m = Machine(nodes=(NodeSpec(compute=3, dispatch="pdq", max_acting=2,
+                                interrupt=Dist.exponential(30),
                                 direct=10, indirect=Dist.constant(5)),
-                       NodeSpec(compute=2, send=Dist.exponential(20), extra_delay=Dist.exponential(15)),
+                       NodeSpec(compute=2, send=Dist.exponential(20),
+                                extra_delay=Dist.exponential(15)),
                        NodeSpec(compute=1, protocol=2, dispatch="pdq")),
                 latency=Dist(family="erlang", mean=40, k=3))
     w = Workload(burst=Dist.exponential(400), request_cost=Dist.exponential(40),
@@ -200,7 +202,8 @@ def test_random_machines(mw) -> None:
 
 def test_errors_are_the_references() -> None:
     m = Machine.homogeneous(2, NodeSpec(compute=1), latency=5)
-    bad = [compute(0, 10.0), request(0, 7, 0, 1.0, 1.0), compute(1, 10.0), request(1, 0, 0, 1.0, 1.0)]
+    bad = [compute(0, 10.0), request(0, 7, 0, 1.0, 1.0), compute(1, 10.0),
+           request(1, 0, 0, 1.0, 1.0)]
     msgs = []
     for e in ("python", "compiled"):
         with pytest.raises(ValueError, match="request to node 7") as info:
@@ -208,8 +211,8 @@ def test_errors_are_the_references() -> None:
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1]
     src = Machine(nodes=(NodeSpec(compute=1), NodeSpec(compute=0, protocol=1)), latency=0.0)
-    over = Workload(burst=Dist.exponential(1.0), request_cost=Dist.exponential(2.0), reply_cost=None,
-                    targets=(1,))
+    over = Workload(burst=Dist.exponential(1.0), request_cost=Dist.exponential(2.0),
+                    reply_cost=None, targets=(1,))
     for e in ("python", "compiled"):
         with pytest.raises(SaturationError, match="node1.protocol holds more than max_queue=50"):
             simulate(src, over, cycles=10_000, seed=1, max_queue=50, engine=e)

@@ -18,7 +18,8 @@ from validation import Dist, Machine, NodeSpec, Workload, simulate
 def _open_queue(service: Dist, *, servers: int = 1, rate: float, dispatch: str = "fifo",
                 keys: int | None = None) -> tuple[Machine, Workload]:
     """One Poisson source (one-way requests) feeding a node of ``servers`` protocol processors."""
-    m = Machine(nodes=(NodeSpec(compute=1), NodeSpec(compute=0, protocol=servers, dispatch=dispatch)),
+    m = Machine(nodes=(NodeSpec(compute=1),
+                       NodeSpec(compute=0, protocol=servers, dispatch=dispatch)),
                 latency=0.0)
     w = Workload(burst=Dist.exponential(1.0 / rate), request_cost=service, reply_cost=None,
                  targets=(1,), keys=keys)
@@ -29,7 +30,8 @@ def _check_open(res, theory) -> None:
     server = res.resource("node1.protocol")
     assert res.response["request_handler"].contains(theory.response_time), \
         (res.response["request_handler"], theory.response_time)
-    assert server.queue_length.contains(theory.queue_length), (server.queue_length, theory.queue_length)
+    assert server.queue_length.contains(theory.queue_length), \
+        (server.queue_length, theory.queue_length)
     assert server.utilization.contains(theory.utilization), (server.utilization, theory.utilization)
 
 

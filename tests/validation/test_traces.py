@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from validation.generators import Workload, generate
 from validation.sim.dists import Dist
 from validation.sim.machine import Machine, NodeSpec
-from validation.traces import (CSV_HEADER, Record, TraceFormatError, compute, read_trace, request,
+from validation.traces import (CSV_HEADER, Record, TraceFormatError, read_trace, request,
                                write_trace)
 
 HEADER = CSV_HEADER + "\n"
@@ -95,7 +95,8 @@ def test_missing_header_and_truncation(tmp_path) -> None:
     ('{"thread": 0, "kind": "compute", "cycles": 1, "colour": 2}', "unknown field"),
     ('{"thread": true, "kind": "compute", "cycles": 1}', "thread must be an integer"),
     ('{"thread": 0, "kind": "request", "dest": 1, "req_cost": "x"}', "req_cost must be a number"),
-    ('{"thread": 0, "kind": "request", "dest": 1, "req_cost": 1, "key": [1]}', "key must be a string"),
+    ('{"thread": 0, "kind": "request", "dest": 1, "req_cost": 1, "key": [1]}',
+     "key must be a string"),
 ])
 def test_jsonl_errors(line, reason) -> None:
     with pytest.raises(TraceFormatError) as exc:
@@ -114,7 +115,8 @@ def test_not_utf8(tmp_path) -> None:
 # Hypothesis: arbitrary and truncated records never crash or get skipped silently
 # --------------------------------------------------------------------------
 
-line_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"),
+line_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",),
+                                           blacklist_characters="\r\n"),
                     max_size=60)
 cells = st.sampled_from(["", "0", "1", "-1", "2.5", "1e400", "nan", "inf", "x", " 3 ", "compute",
                          "request", "sequential", "0x1f", '"q"', "1,2"])
@@ -227,7 +229,8 @@ def test_simulate_trace_errors_name_file_and_line(tmp_path) -> None:
     path = tmp_path / "four.csv"
     path.write_text(HEADER + "".join(f"{t},request,,{(t + 1) % 4},64,10,10,\n" for t in range(4)))
     m = Machine.homogeneous(2, NodeSpec(compute=1), latency=5)
-    with pytest.raises(TraceFormatError, match=rf"{path}:3: thread 1: request to node 2.*--nodes 3"):
+    with pytest.raises(TraceFormatError,
+                       match=rf"{path}:3: thread 1: request to node 2.*--nodes 3"):
         simulate(m, trace=path, cycles=100)
     with pytest.raises(FileNotFoundError, match="nope.csv: no such trace file"):
         simulate(m, trace=tmp_path / "nope.csv", cycles=100)

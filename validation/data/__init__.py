@@ -1,1 +1,2 @@
-"""Reference tables of the source papers (CSV) and their catalog; read them with :mod:`validation.reference`."""
+"""Reference tables of the source papers (CSV) and their catalog; read them with
+:mod:`validation.reference`."""

@@ -70,7 +70,8 @@ def _key(ll: Any) -> str:
 
 
 def _package_file(pkg: str, name: str) -> bytes:
-    """The bytes of file ``name`` of installed package ``pkg`` (its version), found without importing it."""
+    """The bytes of file ``name`` of installed package ``pkg`` (its version), found without
+    importing it."""
     spec = importlib.util.find_spec(pkg)
     if spec is None or not spec.submodule_search_locations:
         return b"?"
@@ -153,7 +154,8 @@ def _load(ll: Any, obj: bytes, symbol: str) -> Callable[[Any, Any], int]:
 
 
 def runner() -> Callable[[Any, Any], int]:
-    """The loop ``run(I, F) -> status`` (see :mod:`._compiled`), loaded or built once per process."""
+    """The loop ``run(I, F) -> status`` (see :mod:`._compiled`), loaded or built once per
+    process."""
     global _run
     if _run is not None:
         return _run

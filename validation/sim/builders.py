@@ -60,8 +60,8 @@ def _scalar(params: Any, name: str) -> float:
     v = getattr(params, name)
     arr = np.asarray(v, dtype=float)
     if arr.ndim != 0:
-        raise ValueError(f"{type(params).__name__}.{name} must be a scalar to simulate one machine; "
-                         f"got an array of shape {arr.shape}")
+        raise ValueError(f"{type(params).__name__}.{name} must be a scalar to simulate one "
+                         f"machine; got an array of shape {arr.shape}")
     return float(arr)
 
 
@@ -107,7 +107,8 @@ def ini_machine(params: Any) -> tuple[Machine, Workload]:
                          "of PEs per cluster to simulate")
     S = int(_scalar(params, "S"))
     K = int(_scalar(params, "K"))
-    W, o, l_, O, L, co, cO = (_scalar(params, n) for n in ("W", "o", "l", "O", "L", "cs2_o", "cs2_O"))
+    W, o, l_, O, L, co, cO = (_scalar(params, n)
+                              for n in ("W", "o", "l", "O", "L", "cs2_o", "cs2_O"))
     C = int(params.clusters)
     m = Machine(nodes=(NodeSpec(compute=1),) * (S * C), latency=L, cluster_size=S, inis=K,
                 ini_dispatch=params.dispatch, ini_cost=_handler(O, cO), intra_latency=l_ / 2.0,
@@ -216,7 +217,8 @@ def machine_from_params(params: Any, **kwargs: Any) -> tuple[Machine, Workload]:
         return lopc_machine(params, **kwargs)
     if cls == "INIParams":
         if kwargs:
-            raise ValueError(f"machine_from_params(INIParams) takes no options; got {sorted(kwargs)}")
+            raise ValueError("machine_from_params(INIParams) takes no options; got "
+                             f"{sorted(kwargs)}")
         return ini_machine(params)
     if cls == "PolicyParams":
         return policy_machine(params, **kwargs)

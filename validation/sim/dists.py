@@ -289,4 +289,3 @@ def as_dist(name: str, value: Any) -> Dist:
     except Exception:  # pragma: no cover - fall through to the error
         pass
     raise ValueError(f"{name} must be a number of cycles or a Dist; got {value!r}")
-

@@ -102,8 +102,8 @@ def choose_engine(engine: str) -> str:
 # --------------------------------------------------------------------------
 
 #: the per-thread record columns (``r_<name>`` in the state): kind (0 compute,
-#: 1 request, 2 idle), cycles (of a compute or idle record), dest, size, request cost, reply cost (nan: one-way),
-#: key code, INI size factor
+#: 1 request, 2 idle), cycles (of a compute or idle record), dest, size, request cost, reply cost
+#: (nan: one-way), key code, INI size factor
 _RECORD = ("kind", "cyc", "dest", "size", "req", "reply", "key", "inif")
 
 
@@ -207,7 +207,8 @@ class RecordFeeder:
             a["r_reply"][x, sl] = reply
             a["r_key"][x, sl] = key
             if inif is not None:
-                a["r_inif"][x, sl] = np.where(a["r_kind"][x, sl] == 1, inif(a["r_size"][x, sl]), 0.0)
+                a["r_inif"][x, sl] = np.where(a["r_kind"][x, sl] == 1, inif(a["r_size"][x, sl]),
+                                              0.0)
         blocking = int(np.count_nonzero((a["r_kind"][x, at:at + n] != 1)
                                         | ~np.isnan(a["r_reply"][x, at:at + n])))
         return n, blocking, eof
@@ -223,7 +224,8 @@ def trace_key_codes() -> dict[Any, int]:
 # --------------------------------------------------------------------------
 
 def _stream(dist: Any, rng: Any) -> tuple[int, float, Callable[[], Any] | None]:
-    """(kind, constant, block function) of one Dist stream, drawing from ``rng`` as the reference."""
+    """(kind, constant, block function) of one Dist stream, drawing from ``rng`` as the
+    reference."""
     if dist.family == "deterministic" or dist.mean == 0.0:
         return 0, float(dist.mean), None
     return 1, 0.0, dist.arrays(rng, chunk=_BLOCK)
@@ -248,7 +250,8 @@ class _Sim:
         rr = M.ini_dispatch == "round_robin"
 
         # resources, as the reference names them
-        res = [ResourceInfo(f"node{n}.protocol", "protocol", s.servers, n) for n, s in enumerate(M.nodes)]
+        res = [ResourceInfo(f"node{n}.protocol", "protocol", s.servers, n)
+               for n, s in enumerate(M.nodes)]
         res += [ResourceInfo(f"node{n}.compute", "compute", max(s.compute, 1), n)
                 for n, s in enumerate(M.nodes)]
         if clustered:
@@ -556,7 +559,7 @@ class _Sim:
         dep = a["r_dep"].tolist()
         res = a["r_res"].tolist()
         arrsum = a["r_arrsum"].tolist()
-        m_arr, m_to, m_next = a["m_arr"], a["m_to"], a["m_next"]
+        m_arr, m_to = a["m_arr"], a["m_to"]
         run_n = [0] * N
         run_arr = [0.0] * N
         run_left = [0.0] * N
@@ -709,7 +712,8 @@ def run_machine_compiled(machine: Machine, feeders: Sequence[Any], *, seed: int 
     if not marks or any(b <= a for a, b in zip(marks, marks[1:])) or marks[0] < 1:
         raise ValueError(f"marks must be increasing positive counts; got {marks[:5]}")
     qcap = max_queue if max_queue is not None else 1 << 62
-    sim = _Sim(machine, feeders, seed, marks, qcap, max(n_keys, 0 if keys is None else len(keys) - 3))
+    sim = _Sim(machine, feeders, seed, marks, qcap,
+               max(n_keys, 0 if keys is None else len(keys) - 3))
     snapshots: list[Snapshot] = []
     wall0 = _time.perf_counter()
     while True:

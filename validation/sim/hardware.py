@@ -335,7 +335,8 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
         if size_cost is None:
             return ini_draw()
         base = ini_draw()
-        return base * (size_cost(m[_SIZE]) / ini_mean) if ini_mean > 0 else float(size_cost(m[_SIZE]))
+        return (base * (size_cost(m[_SIZE]) / ini_mean) if ini_mean > 0
+                else float(size_cost(m[_SIZE])))
 
     def station_for(node: _Node, rr: list[int]) -> int:
         """The INI station of ``node``'s cluster for its next message (``rr``: rotations)."""
@@ -910,4 +911,5 @@ def run_machine(machine: Machine, sources: Sequence[Iterator[Record]], *, seed: 
         snapshots.append(snapshot(kernel.now))
     return RawRun(resources=resources, snapshots=snapshots, events=kernel.events,
                   wall_time=wall, end=end,
-                  extra={"time": kernel.now, "compute": {n: s.compute for n, s in enumerate(M.nodes)}})
+                  extra={"time": kernel.now,
+                         "compute": {n: s.compute for n, s in enumerate(M.nodes)}})

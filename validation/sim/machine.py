@@ -197,8 +197,8 @@ class Machine:
     """
 
     nodes: tuple[NodeSpec, ...] = param(symbol="nodes", meaning="the nodes of the machine",
-                                         unit="", kind="object", cli=False,
-                                         note="a non-empty sequence of NodeSpec")
+                                        unit="", kind="object", cli=False,
+                                        note="a non-empty sequence of NodeSpec")
     latency: Any = dist_param(symbol="L", meaning="network latency between nodes (between "
                               "clusters on a two-level machine)")
     cluster_size: int | None = param(symbol="N", meaning="nodes per cluster (None: one-level "
@@ -231,7 +231,8 @@ class Machine:
         if self.cluster_size is not None:
             cs = int(check_integer("cluster_size", self.cluster_size, minimum=1))
             if len(nodes) % cs:
-                raise ValueError(f"cluster_size must divide the number of nodes ({len(nodes)}); got {cs}")
+                raise ValueError(f"cluster_size must divide the number of nodes ({len(nodes)}); "
+                                 f"got {cs}")
             object.__setattr__(self, "cluster_size", cs)
             object.__setattr__(self, "inis", int(check_integer("inis", self.inis, minimum=1)))
         tn = tuple(i for i, n in enumerate(nodes) for _ in range(n.compute))
@@ -276,7 +277,8 @@ class Machine:
             k = f"{n.policy}(c={n.compute},pp={n.protocol},{n.dispatch})"
             kinds[k] = kinds.get(k, 0) + 1
         parts = [f"{v}x{k}" for k, v in kinds.items()]
-        text = f"{self.name + ': ' if self.name else ''}{' + '.join(parts)}, L={self.latency.describe()}"
+        text = (f"{self.name + ': ' if self.name else ''}{' + '.join(parts)}, "
+                f"L={self.latency.describe()}")
         if self.cluster_size is not None:
             text += (f", clusters of {self.cluster_size} with {self.inis} INI(s) "
                      f"[{self.ini_dispatch}], O={self.ini_cost.describe()}, "

@@ -92,7 +92,8 @@ def trace_sources(trace: Any, n_threads: int, *, format: str | None = None,
         demux = _Demux(read_trace(trace, format=format, threads=n_threads, nodes=n_nodes),
                        n_threads, label)
         return [demux.stream(t) for t in range(n_threads)]
-    if isinstance(trace, (list, tuple)) and trace and all(isinstance(p, (str, os.PathLike)) for p in trace):
+    if isinstance(trace, (list, tuple)) and trace and all(isinstance(p, (str, os.PathLike))
+                                                          for p in trace):
         if len(trace) != n_threads:
             raise ValueError(f"trace: {len(trace)} files for {n_threads} threads")
         return [_only_thread(read_trace(p, format=format, nodes=n_nodes), t, os.fspath(p))
@@ -157,7 +158,8 @@ def _measures(a: Snapshot, b: Snapshot, run: RawRun) -> dict[str | tuple[str, st
 
 
 def _pool_index(run: RawRun) -> dict[str, list[int]]:
-    """Resources pooled per kind (compute resources of nodes without compute processors left out)."""
+    """Resources pooled per kind (compute resources of nodes without compute processors left
+    out)."""
     kinds: dict[str, list[int]] = {}
     for i, r in enumerate(run.resources):
         if r.kind == "compute" and not run.extra.get("compute", {}).get(r.node, 1):
@@ -184,7 +186,8 @@ def _collect(runs: list[tuple[RawRun, list[Snapshot]]], method: str, seed: int |
 
     T = tot(lambda a, b: b.time - a.time)
     point: dict[str, float] = {
-        "cycle_time": _ratio(tot(lambda a, b: b.cycle_sum - a.cycle_sum), tot(lambda a, b: b.cycles - a.cycles)),
+        "cycle_time": _ratio(tot(lambda a, b: b.cycle_sum - a.cycle_sum),
+                             tot(lambda a, b: b.cycles - a.cycles)),
         "throughput": _ratio(tot(lambda a, b: b.completed - a.completed), T),
         "round_trip": _ratio(tot(lambda a, b: b.response_sum - a.response_sum),
                              tot(lambda a, b: b.completed - a.completed)),
@@ -195,7 +198,8 @@ def _collect(runs: list[tuple[RawRun, list[Snapshot]]], method: str, seed: int |
     kinds = [r.kind for r in first_run.resources]
     for kind in ("ini", "compute"):
         idx = [i for i, k in enumerate(kinds) if k == kind]
-        point[kind] = _ratio(tot(lambda a, b: sum(b.departed_residence[i] - a.departed_residence[i] for i in idx)),
+        point[kind] = _ratio(tot(lambda a, b: sum(b.departed_residence[i] - a.departed_residence[i]
+                                                  for i in idx)),
                              tot(lambda a, b: sum(b.departures[i] - a.departures[i] for i in idx)))
 
     def est(key: str) -> Any:
@@ -213,7 +217,8 @@ def _collect(runs: list[tuple[RawRun, list[Snapshot]]], method: str, seed: int |
         dep = int(tot(lambda a, b: b.departures[i] - a.departures[i]))
         dres = tot(lambda a, b: b.departed_residence[i] - a.departed_residence[i])
         res_all = tot(lambda a, b: b.residence[i] - a.residence[i])
-        gap = abs(area - res_all) / max(abs(area), abs(res_all), 1e-300) if (area or res_all) else 0.0
+        gap = (abs(area - res_all) / max(abs(area), abs(res_all), 1e-300) if (area or res_all)
+               else 0.0)
         spinning = None
         if info.kind == "protocol" and info.node is not None and \
                 machine.nodes[info.node].dispatch == "spin":
@@ -233,7 +238,8 @@ def _collect(runs: list[tuple[RawRun, list[Snapshot]]], method: str, seed: int |
         cap = T * sum(first_run.resources[i].servers for i in idx)
         pooled[kind] = {
             "utilization": estimate(_ratio(busy, cap), [p["pool_util", kind] for p in pieces]),
-            "queue_length": estimate(_ratio(area, T * len(idx)), [p["pool_qlen", kind] for p in pieces]),
+            "queue_length": estimate(_ratio(area, T * len(idx)),
+                                     [p["pool_qlen", kind] for p in pieces]),
         }
     ipr = estimate(_ratio(tot(lambda a, b: b.interrupts - a.interrupts),
                           tot(lambda a, b: b.completed - a.completed)),
@@ -409,8 +415,10 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
         if len(works) != machine.n_threads or not all(isinstance(x, Workload) for x in works):
             raise ValueError(f"workload must be a Workload or one Workload per thread "
                              f"({machine.n_threads}); got {workload!r}")
-    if trace is not None and not isinstance(trace, (str, os.PathLike, list, tuple)) and replications:
-        raise ValueError("replications need a re-readable trace (a path or a list of records/paths)")
+    if (trace is not None and not isinstance(trace, (str, os.PathLike, list, tuple))
+            and replications):
+        raise ValueError("replications need a re-readable trace (a path or a list of "
+                         "records/paths)")
     if replications is not None:
         reps = int(check_integer("replications", replications, minimum=2))
         method, chunks = "replications", 10
@@ -424,7 +432,8 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
         qcap = 10_000 + machine.n_threads + (warmup + cycles) // 100
     else:
         qcap = int(check_integer("max_queue", max_queue, minimum=1))
-    marks = ([warmup] if warmup > 0 else []) + [warmup + (cycles * (i + 1)) // chunks for i in range(chunks)]
+    marks = ([warmup] if warmup > 0 else []) + [warmup + (cycles * (i + 1)) // chunks
+                                                for i in range(chunks)]
     total_marks = len(marks) * reps
     from mva.progress import progress as _progress
     bar = iter(_progress(itertools.repeat(None, total_marks), total=total_marks,
@@ -474,4 +483,3 @@ def simulate(target: Any, workload: Workload | None = None, *, trace: Any = None
     out = _collect(runs, method, seed, machine)
     out.extra["engine"] = eng
     return out
-
