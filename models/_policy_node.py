@@ -100,7 +100,7 @@ def _stages(T_x: float, R_y: float, s_y: float, h_y: float, cs2: float, kmax: in
 def _scaled_cs2(cs2: float, h: float, add: float) -> float:
     """cs2 of a handler of mean ``h`` and ``cs2`` plus a deterministic overhead ``add``."""
     m = h + add
-    return cs2 * h * h / (m * m) if m > 0 else 1.0
+    return cs2 * (h / m) ** 2 if m > 0 else 1.0     # (h/m)^2: no underflow of m^2
 
 
 def _ph(mean: float, cs2: float, order: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -317,7 +317,8 @@ def _build(n_c: int, M: int, fixed: bool, ph: dict[tuple[int, int], Any], ycap: 
     newi[reach] = np.arange(reach.size)
     e = keep[src] & (src != dst)
     return _Chain(S=G[:, reach], r=r[reach], src=newi[src[e]], dst=newi[dst[e]],
-                  base=cat["base"][e], mode=cat["mode"][e].astype(np.int8), arr_unit=arr_unit[reach],
+                  base=cat["base"][e], mode=cat["mode"][e].astype(np.int8),
+                  arr_unit=arr_unit[reach],
                   int_unit=int_unit[reach], blk_unit=blk_unit[reach], merged=merged,
                   init=int(newi[init]))
 
@@ -394,7 +395,8 @@ class _Csc:
         return _Csc(np.abs(self.data), self.indices, self.indptr, self.m)
 
 
-def _system(ch: _Chain, rate: np.ndarray, n: int, pat: Mapping[str, Any]) -> tuple[_Csc, np.ndarray]:
+def _system(ch: _Chain, rate: np.ndarray, n: int,
+            pat: Mapping[str, Any]) -> tuple[_Csc, np.ndarray]:
     """Balance equations of every state but ``ref``, with ``pi_ref = 1``: (matrix, rhs).
 
     Fixing one component instead of replacing an equation by the normalisation keeps
@@ -955,8 +957,8 @@ def _pair_join(mine: tuple, other: tuple, who: int) -> tuple:
 
 
 def _pair_solve_ref(v: dict[str, float], policy: str, n_c: int, ph: dict[tuple[int, int], Any],
-                means: dict[int, float], extra: float, O: float, T_x: float, C: float,
-                legs: int) -> dict[str, Any] | None:
+                    means: dict[int, float], extra: float, O: float, T_x: float, C: float,
+                    legs: int) -> dict[str, Any] | None:
     """Both nodes of a two-node machine as one chain, enumerated here: ``None`` if too big.
 
     The reference of :func:`_pair_solve` (which reads the same chain's structure from

@@ -50,8 +50,7 @@ from mva.params import declarations, param, validate_fields
 from mva.results import Derived, DerivedFields, ResultMixin, with_inputs
 
 from .accuracy import attach as _attach_accuracy
-from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
-                           check_positive, scalar_or_array)
+from mva._validate import check_choice, check_kwargs, check_nonnegative, scalar_or_array
 
 __all__ = [
     "INIParams",
@@ -199,9 +198,9 @@ class INIParams:
         else:
             N = decl["N"].check(self.N)
             S_float = N * K
-            if np.all(np.isclose(S_float, np.round(S_float))):
+            if np.all(np.isclose(S_float, np.round(S_float))) and np.all(S_float >= 0.5):
                 S = np.round(S_float).astype(np.int64)
-            else:
+            else:               # fractional PEs per cluster (the thesis's continuous N)
                 S = None
         W, o, l_, O, L = v["W"], v["o"], v["l"], v["O"], v["L"]
         r0 = W + 2 * l_ + 2 * L + 2 * o + 4 * O
@@ -455,8 +454,8 @@ def thesis_system(general: bool = False) -> Any:
     from mva.symbolic import equation_system
 
     y = _symbols()
-    R, lam, Qq, Qy, Qo, Rq, Ry, Ro, Rw, Uq = (y[k] for k in
-                                               "R lambda Q_q Q_y Q_o R_q R_y R_o R_w U_q".split())
+    R, lam, Qq, Qy, Qo, Rq, Ry, Ro, Rw, Uq = (
+        y[k] for k in "R lambda Q_q Q_y Q_o R_q R_y R_o R_w U_q".split())
     W, o, l_, O, L, N = (y[k] for k in "W o l O L N".split())
     unknowns = [R, lam, Qq, Qy, Qo, Rq, Ry, Ro, Rw, Uq]
     if not general:
@@ -765,8 +764,8 @@ def _solve_thesis(p: INIParams, *, tol: float, max_iter: int, on_fail: str,
               N: np.ndarray, O: np.ndarray) -> dict[str, Any]:
         v = _thesis_core(W, o, l_, L, s, d, m, ch, cO, phi, tol=tol, max_iter=max_iter,
                          on_fail=on_fail)
-        sh = np.broadcast_shapes(*(np.shape(a) for a in (W, o, l_, L, s, d, m, ch, cO, phi,
-                                                            N, O)))
+        sh = np.broadcast_shapes(*(np.shape(a) for a in (W, o, l_, L, s, d, m, ch, cO, phi, N,
+                                                         O)))
         # only the primary arrays: R = 1/lam, Q_q = lam R_q, Q_y = lam R_y, Q_o = 4 N lam R_o,
         # U_q = U_y = o lam and U_o = 4 N lam O are derived on access (_THESIS_DERIVED:
         # the same formulas, so the same values; memory of large grids)
@@ -908,8 +907,9 @@ def _solve_network_point(W: float, o: float, l_: float, O: float, L: float, ch: 
 
 def _solve_network(p: INIParams, method: str, opts: Mapping[str, Any]) -> dict[str, Any]:
     if p.S is None:
-        raise ValueError(f"method={method!r} needs an integer number of PEs per cluster; "
-                         f"got N={p.N!r}, K={p.K!r} (give S or an N with N*K integral)")
+        raise ValueError(f"method={method!r} needs a whole number of PEs per cluster, at least "
+                         f"1; got N={p.N!r}, K={p.K!r} (give S or an N with N*K integral; "
+                         "method='thesis' takes any N > 0)")
 
     def point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
               S: float, K: float) -> dict[str, Any]:
@@ -1305,12 +1305,20 @@ def _solve_node_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
     # Q_o per INI node by Little's law (N threads' worth of 4 visits per node)
     return {"R": v["R"], "lam": lam, "R_w": v["R_w"], "R_p": v["R_p"], "R_q": v["R_q"],
             "R_y": v["R_y"], "R_o": v["R_o"], "Q_q": v["Q_q"], "Q_y": v["Q_y"],
-            "Q_o": 4.0 * N * lam * v["R_o"], "U_q": o * lam, "U_y": o * lam, "U_o": 4.0 * N * lam * O,
+            "Q_o": 4.0 * N * lam * v["R_o"], "U_q": o * lam, "U_y": o * lam,
+            "U_o": 4.0 * N * lam * O,
             "converged": bool(v["converged"]), "iterations": int(v["iterations"]),
             "residual": float(v["residual"])}
 
 
 def _solve_node(p: INIParams, *, tol: float, max_iter: int, on_fail: str) -> dict[str, Any]:
+    N_, K_ = np.broadcast_arrays(np.asarray(p.N, float), np.asarray(p.K, float))
+    if np.any(N_ * K_ < 1.0):
+        j = int(np.argmin(N_ * K_))
+        n, k = float(N_.ravel()[j]), int(K_.ravel()[j])
+        raise ValueError(f"method 'node' (the default, method='auto') needs at least one PE per "
+                         f"cluster, N * K >= 1; got N={n:g}, K={k} (N * K = {n * k:g}); "
+                         "method='thesis' takes any N > 0")
     def point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
               N: float, K: float) -> dict[str, Any]:
         return _solve_node_point(W, o, l_, O, L, ch, cO, N, int(K), p.clusters, p.dispatch,

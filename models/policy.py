@@ -58,8 +58,7 @@ from mva.params import param, validate_fields
 from mva.results import ResultMixin, with_inputs
 
 from .accuracy import attach as _attach_accuracy
-from mva._validate import (check_choice, check_integer, check_kwargs, check_nonnegative,
-                           check_positive, check_probability, scalar_or_array)
+from mva._validate import check_choice, check_kwargs, scalar_or_array
 
 __all__ = [
     "PolicyParams",
@@ -74,6 +73,7 @@ __all__ = [
     "AUTO_NODE_THREADS",
     "AUTO_NODE_WORK",
     "SATURATION_THRESHOLD",
+    "MAX_TIME",
     "NULL_HANDLER",
     "FETCH_BLOCK",
     "STACHE_MACRO",
@@ -108,15 +108,15 @@ NULL_HANDLER: Mapping[str, float] = {
     "t_extra": 0.0, "o_direct": 40.0, "o_indirect": 60.0, "O_int": 200.0, "clock_hz": 200e6,
 }
 
-#: Fetch-block microbenchmark of Falsafi and Wood 1997, section 5 (128-byte block): ``L_min = 8 us = 1600``
-#: cycles at 200 MHz.  The handler split is ours; see the docs.
+#: Fetch-block microbenchmark of Falsafi and Wood 1997, section 5 (128-byte block):
+#: ``L_min = 8 us = 1600`` cycles at 200 MHz.  The handler split is ours; see the docs.
 FETCH_BLOCK: Mapping[str, float] = {
     "o_req": 150.0, "o_reply": 500.0, "o_resp": 450.0, "L": 100.0, "t_transfer": 300.0,
     "t_extra": 0.0, "o_direct": 40.0, "o_indirect": 60.0, "O_int": 200.0, "clock_hz": 200e6,
 }
 
-#: Macrobenchmark Stache protocol of Falsafi and Wood 1997, section 6: request handler 125, reply and
-#: response handlers 140 cycles, 900-cycle (4.5 us) round trip.  The 295 cycles
+#: Macrobenchmark Stache protocol of Falsafi and Wood 1997, section 6: request handler 125,
+#: reply and response handlers 140 cycles, 900-cycle (4.5 us) round trip.  The 295 cycles
 #: not spent in handlers or the network are ``t_extra``.
 STACHE_MACRO: Mapping[str, float] = {
     "o_req": 125.0, "o_reply": 140.0, "o_resp": 140.0, "L": 100.0, "t_transfer": 0.0,
@@ -125,6 +125,13 @@ STACHE_MACRO: Mapping[str, float] = {
 
 PRESETS: Mapping[str, Mapping[str, float]] = {
     "null-handler": NULL_HANDLER, "fetch-block": FETCH_BLOCK, "stache": STACHE_MACRO}
+
+
+#: largest handler, latency or overhead time accepted (cycles, about 58 days at 200 MHz):
+#: every method is tested up to it; far beyond, the per-node fixed point loses its
+#: precision (negative cycle times at ``O_int = 1e30``), second moments overflow
+#: (``O_int`` near 1e299) and the chains' rates underflow (1e308)
+MAX_TIME = 1e15
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -236,33 +243,35 @@ class PolicyParams:
                    optional=True, valid=(0.02, 0.95), default=None, typical=0.5)
     o_req: Any = param(
         symbol="o_req", meaning="request-handler occupancy on the requester's protocol processor",
-        unit="cycles", low=0, valid=(20, 2000), scale="log", default=100.0)
+        unit="cycles", low=0, high=MAX_TIME, valid=(20, 2000), scale="log", default=100.0)
     o_reply: Any = param(
         symbol="o_reply", meaning="reply-handler occupancy on the destination's protocol processor",
-        unit="cycles", low=0, valid=(20, 2000), scale="log", default=100.0)
+        unit="cycles", low=0, high=MAX_TIME, valid=(20, 2000), scale="log", default=100.0)
     o_resp: Any = param(
         symbol="o_resp", meaning="response-handler occupancy on the requester's protocol processor",
-        unit="cycles", low=0, valid=(20, 2000), scale="log", default=100.0)
+        unit="cycles", low=0, high=MAX_TIME, valid=(20, 2000), scale="log", default=100.0)
     L: Any = param(symbol="L", meaning="one-way network latency",
-                 unit="cycles", low=0, valid=(10, 2000), scale="log", default=100.0)
+                   unit="cycles", low=0, high=MAX_TIME, valid=(10, 2000), scale="log",
+                   default=100.0)
     O_int: Any = param(symbol="O_int", meaning="interrupt overhead (Floating and Single)",
-                     unit="cycles", low=0, valid=(0, 20000), scale="log", default=200.0)
+                       unit="cycles", low=0, high=MAX_TIME, valid=(0, 20000), scale="log",
+                       default=200.0)
     o_direct: Any = param(
         symbol="o_direct", meaning="direct overhead of a floating protocol processor per handler",
-        unit="cycles", low=0, valid=(0, 500), default=40.0)
+        unit="cycles", low=0, high=MAX_TIME, valid=(0, 500), default=40.0)
     o_indirect: Any = param(
         symbol="o_indirect",
         meaning="indirect overhead (cache interference, migration) per handler",
-        unit="cycles", low=0, valid=(0, 500), default=60.0)
+        unit="cycles", low=0, high=MAX_TIME, valid=(0, 500), default=60.0)
     t_transfer: Any = param(
         symbol="t_transfer",
         meaning="Fixed: compute/protocol-processor transfer latency per round trip",
-        unit="cycles", low=0, valid=(0, 1000), default=100.0)
+        unit="cycles", low=0, high=MAX_TIME, valid=(0, 1000), default=100.0)
     o_dispatch: Any = param(symbol="o_dispatch", meaning="dispatch/polling cost per handler",
-                          unit="cycles", low=0, default=0.0)
+                            unit="cycles", low=0, high=MAX_TIME, default=0.0)
     t_extra: Any = param(
         symbol="t_extra", meaning="other round-trip latency (no protocol processor, no network)",
-        unit="cycles", low=0, default=0.0)
+        unit="cycles", low=0, high=MAX_TIME, default=0.0)
     handler_cs2: Any = param(symbol="handler_cs2", meaning="SCV of the handler occupancies",
                              unit="", low=0, high=100, valid=(0, 4), default=0.0)
     iterations: Any = param(symbol="iterations", meaning="total work per node, in request "
@@ -531,18 +540,18 @@ def _policy_formulas(a: Mapping[str, np.ndarray], policy: str, *, damping: float
 
     fixed = policy == "fixed"
     p = a["p"]
-    n_c = p - 1.0 if fixed else p                       # compute threads per node
+    n_c = p - 1.0 if fixed else p                     # compute threads per node
     N = a["nodes"]
     extra = 0.0 if fixed else a["o_direct"] + a["o_indirect"]
     s_q = a["o_req"] + a["o_dispatch"] + extra
     s_y = a["o_reply"] + a["o_dispatch"] + extra
     s_r = a["o_resp"] + a["o_dispatch"] + extra
     O_int = np.zeros_like(p) if fixed else a["O_int"]
-    h = (1.0 + a["handler_cs2"]) / 2.0                  # residual factor of a handler in service
+    h = (1.0 + a["handler_cs2"]) / 2.0                # residual factor of a handler in service
     T_x = a["t_extra"] + (a["t_transfer"] if fixed else 0.0) + 2.0 * a["L"]
-    f_L = (n_c - 1.0) / n_c                             # other local threads seen by a local arrival
+    f_L = (n_c - 1.0) / n_c                           # other local threads seen by a local arrival
     m_Y = (N - 1.0) * n_c
-    f_Y = (m_Y - 1.0) / m_Y                             # other remote threads seen by a reply arrival
+    f_Y = (m_Y - 1.0) / m_Y                           # other remote threads seen by a reply arrival
     C = a["C"]
 
     def parts(x: np.ndarray) -> dict[str, np.ndarray]:
@@ -1070,8 +1079,8 @@ def solve(params: PolicyParams, policy: str = "fixed", **options: Any) -> Policy
         :data:`EXACT_LATTICE_LIMIT`, else Bard-Schweitzer), ``"exact"``,
         ``"linearizer"``, ``"schweitzer"`` (one MVA method explicitly) or
         ``"fixed-point"`` (the legacy vectorised per-node Schweitzer fixed
-        point, least accurate; a 10^4-point grid in under a second).  ``tol`` (1e-10) and ``max_iter``
-        (10000) bound the root search on the interrupt probability (and the
+        point, least accurate; a 10^4-point grid in under a second).  ``tol`` (1e-10) and
+        ``max_iter`` (10000) bound the root search on the interrupt probability (and the
         iterative MVA methods); ``on_fail`` (``"warn"``, ``"raise"`` or
         ``"ignore"``) handles non-convergence.  ``damping`` (0.5) and
         ``fallback`` (True) apply to ``"fixed-point"`` only
@@ -1220,7 +1229,8 @@ def compare(params: PolicyParams, **options: Any) -> PolicyComparison:
 
 
 def whatif_table(p: Any = (2, 4), U: Any = (0.3, 0.7)) -> Any:
-    """Floating/Fixed and Single/Fixed on Falsafi and Wood's (1997) null-handler and fetch-block presets.
+    """Floating/Fixed and Single/Fixed on Falsafi and Wood's (1997) null-handler and fetch-block
+    presets.
 
     Used by the default ``smp-contention`` what-if report.
 

@@ -183,7 +183,8 @@ def test_cs2_effects():
 def test_dispatch_disciplines():
     common = dict(S=16, W=41789.0, o=742.0, O=2336.0)
     for K in (1,):
-        vals = [solve(INIParams(K=K, dispatch=d, **common), method="thesis").R for d in ini.DISPATCH]
+        vals = [solve(INIParams(K=K, dispatch=d, **common), method="thesis").R
+                for d in ini.DISPATCH]
         assert vals[0] == pytest.approx(vals[1], rel=1e-12)
         assert vals[0] == pytest.approx(vals[2], rel=1e-12)
     K = 4
@@ -191,7 +192,8 @@ def test_dispatch_disciplines():
     rr = solve(INIParams(K=K, dispatch="round_robin", **common), method="thesis")
     sh = solve(INIParams(K=K, dispatch="shared", **common), method="thesis")
     # static equals the thesis model with N = S / K
-    assert st_.R == pytest.approx(solve(N=4, W=41789.0, o=742.0, O=2336.0, method="thesis").R, rel=1e-12)
+    assert st_.R == pytest.approx(solve(N=4, W=41789.0, o=742.0, O=2336.0, method="thesis").R,
+                                  rel=1e-12)
     # pooling beats splitting; regular (round-robin) splitting beats static binding
     assert sh.R < rr.R < st_.R
     assert sh.U_o == pytest.approx(4 * 4 * sh.lam * 2336.0)
@@ -267,7 +269,8 @@ def test_cli_ini_markdown():
     rows = [line for line in out.splitlines() if line.startswith("|") and "---" not in line]
     assert len(rows) == 5 and "Q_o" in rows[0]
     q = [float(line.split("|")[4]) for line in rows[1:]]
-    ref = solve(N=np.array([1.0, 2, 4, 8]), **FIGURE_6_3).Q_o           # the CLI and the API share the default (auto)
+    # the CLI and the API share the default (auto)
+    ref = solve(N=np.array([1.0, 2, 4, 8]), **FIGURE_6_3).Q_o
     np.testing.assert_allclose(q, ref, atol=1e-4)
 
 
@@ -312,7 +315,7 @@ def test_network_round_trip_non_decreasing_in_population():
 def test_network_exact_refuses_huge_lattice():
     with pytest.raises(ValueError, match="linearizer"):
         solve(INIParams(S=8, **FIGURE_6_3), method="exact")
-    with pytest.raises(ValueError, match="integer number of PEs"):
+    with pytest.raises(ValueError, match="whole number of PEs per cluster"):
         solve(INIParams(N=1.5, **FIGURE_6_3), method="linearizer")
 
 
@@ -445,7 +448,8 @@ def test_auto_takes_the_closed_form_on_large_grids_and_says_so():
     from models._node import AUTO_GRID_LIMIT
 
     N = np.arange(1, AUTO_GRID_LIMIT + 2)
-    with pytest.warns(UserWarning, match=r"INI method='auto': a grid of \d+ points .*method='thesis'"):
+    with pytest.warns(UserWarning,
+                      match=r"INI method='auto': a grid of \d+ points .*method='thesis'"):
         r = ini.solve(N=N, W=41789, o=742, O=2336)
     assert r.method == "thesis"
     np.testing.assert_array_equal(r.R, ini.solve(N=N, W=41789, o=742, O=2336, method="thesis").R)
@@ -494,7 +498,8 @@ def test_times_far_apart_give_finite_results(seed):
         W, o, l_, O, L = (float(x) for x in rng.choice(_EXTREME, 5))
         if not 0 < W + 2 * l_ + 2 * L + 2 * o + 4 * O < math.inf:
             continue
-        N, K, clusters = int(rng.choice([1, 2, 8])), int(rng.choice([1, 2])), int(rng.choice([2, 3, 5]))
+        N, K, clusters = (int(rng.choice([1, 2, 8])), int(rng.choice([1, 2])),
+                          int(rng.choice([2, 3, 5])))
         dispatch = ini.DISPATCH[done % 3]
         for method in ("auto", "thesis"):
             t = _time.perf_counter()
@@ -522,7 +527,7 @@ def test_results_scale_with_the_time_unit(method):
         for k in ("R", "R_w", "R_q", "R_y", "R_o"):
             assert getattr(r, k) == pytest.approx(getattr(ref, k) * s, rel=1e-9), k
         assert r.Q_o == pytest.approx(ref.Q_o, rel=1e-9) and r.lam * s == pytest.approx(ref.lam,
-                                                                                          rel=1e-9)
+                                                                                        rel=1e-9)
 
 
 @pytest.mark.parametrize("N, dispatch, cO", [(11, "static", 3.3), (6, "round_robin", 9.0),
@@ -675,3 +680,18 @@ def test_twin_correction_with_several_inis_is_self_consistent(N, K, dispatch, cl
                         dispatch=dispatch), method="node")
     assert float(r.R) == pytest.approx(v["R"], rel=1e-5)
     assert float(r.Q_o) == pytest.approx(4.0 * N * float(r.R_o) / float(r.R), rel=1e-9)
+
+
+@pytest.mark.parametrize("N", (0.5, 1e-320))
+def test_fewer_than_one_pe_per_cluster_is_refused_by_the_machine_methods(N):
+    # the thesis's N is continuous; the node chain and the networks need a PE per cluster
+    # (the node chain divided by zero at N = 0.5, and N = 1e-320 rounded to S = 0)
+    with pytest.raises(ValueError, match=r"needs at least one PE per cluster, N \* K >= 1"):
+        solve(INIParams(N=N, W=1000, o=100, O=200))
+    with pytest.raises(ValueError, match=r"needs a whole number of PEs per cluster, at least 1"):
+        solve(INIParams(N=N, W=1000, o=100, O=200), method="exact")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = solve(INIParams(N=N, W=1000, o=100, O=200), method="thesis")
+    assert np.isfinite(r.R) and r.R >= 1000 + 2 * 100 + 4 * 200
+    assert INIParams(N=N, W=1000, o=100, O=200).S is None

@@ -244,7 +244,7 @@ def test_validation_errors():
         PolicyParams(U=1.0)
     with pytest.raises(ValueError, match="nodes must be >= 2"):
         PolicyParams(U=0.5, nodes=1)
-    with pytest.raises(ValueError, match="O_int must be finite and >= 0"):
+    with pytest.raises(ValueError, match=r"O_int must lie in \[0, 1e\+15\]; got -1"):
         PolicyParams(U=0.5, O_int=-1)
     with pytest.raises(ValueError, match="p must be >= 2 for policy 'fixed'"):
         solve(PolicyParams(U=0.5, p=1), "fixed")
@@ -299,7 +299,8 @@ def test_cli_policy_formats():
         assert "floating/fixed" in out.replace("\\_", "_")
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        main(["policy", "--policy", "single", "--preset", "stache", "--U", "0.5", "--format", "csv"])
+        main(["policy", "--policy", "single", "--preset", "stache", "--U", "0.5", "--format",
+              "csv"])
     assert buf.getvalue().startswith("p,U,cycle_time")
 
 
@@ -932,3 +933,41 @@ def test_node_chain_iterative_solves_agree_with_direct_ones(monkeypatch, pol, p,
     assert it["conv"] and direct["conv"]
     for key in ("X", "R", "U", "P_int", "R_y"):
         assert it[key] == pytest.approx(direct[key], rel=1e-7, abs=1e-12)
+
+
+_TIMES = ("o_req", "o_reply", "o_resp", "L", "O_int", "o_direct", "o_indirect", "t_transfer",
+          "o_dispatch", "t_extra")
+
+
+@pytest.mark.parametrize("field", _TIMES)
+def test_times_up_to_the_declared_largest_solve_by_every_method(field):
+    # policy.MAX_TIME is the declared upper end of every time: each method answers there
+    # (beyond, the fixed point gave negative cycle times at O_int = 1e30 and the chains
+    # divided by zero at 1e308)
+    prm = preset("null-handler", p=3, U=0.5, **{field: policy.MAX_TIME})
+    for pol in POLICIES:
+        for method in ("auto", "mva", "fixed-point", "node"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = solve(prm, pol, method=method)
+            R = float(np.asarray(r.R))
+            assert np.isfinite(R) and R >= float(prm.compute_time), (pol, method, R)
+
+
+@pytest.mark.parametrize("field", _TIMES)
+def test_times_above_the_declared_largest_are_refused_naming_the_field(field):
+    with pytest.raises(ValueError, match=rf"{field} must lie in \[0, 1e\+15\]; got 1e\+30"):
+        preset("null-handler", p=2, U=0.5, **{field: 1e30})
+
+
+@pytest.mark.parametrize("field", ("o_req", "o_reply", "o_resp"))
+def test_a_handler_time_near_zero_is_a_zero_one(field):
+    # its squared mean underflowed to 0 in the chain's cs2 scaling (division by zero)
+    for pol in POLICIES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tiny = solve(preset("null-handler", p=2, U=0.3, **{field: 1e-300}), pol,
+                         method="node")
+            zero = solve(preset("null-handler", p=2, U=0.3, **{field: 0.0}), pol,
+                         method="node")
+        assert float(tiny.R) == pytest.approx(float(zero.R), rel=1e-9)
