@@ -58,6 +58,7 @@ __all__ = [
     "solve",
     "METHODS",
     "AUTO_METHOD",
+    "MAX_TIME",
     "DISPATCH",
     "FIGURE_6_3",
     "TABLE_5_1",
@@ -88,6 +89,12 @@ _NUMERIC = ("N", "W", "o", "l", "O", "L", "cs2_o", "cs2_O")
 # ---------------------------------------------------------------------------
 # parameters and result
 # ---------------------------------------------------------------------------
+
+#: largest time accepted (cycles: ``W``, ``o``, ``l``, ``O``, ``L``), as
+#: :data:`models.policy.MAX_TIME`: every method is tested up to it (an INI time near
+#: 1e307 made the round trip overflow to inf)
+MAX_TIME = 1e15
+
 
 @dataclass(frozen=True, kw_only=True)
 class INIParams:
@@ -158,15 +165,18 @@ class INIParams:
                    low_open=True, optional=True, valid=(1, 32), scale="log", integral=True,
                    default=None, typical=4)
     W: Any = param(symbol="W", meaning="mean compute time between blocking requests",
-                   unit="cycles", low=0, valid=(0, 1e6), scale="log", typical=41789.0)
+                   unit="cycles", low=0, high=MAX_TIME, valid=(0, 1e6), scale="log",
+                   typical=41789.0)
     o: Any = param(symbol="o", meaning="mean message-handler overhead at a PE", unit="cycles",
-                   low=0, valid=(1, 5000), scale="log", typical=742.0)
+                   low=0, high=MAX_TIME, valid=(1, 5000), scale="log", typical=742.0)
     l: Any = param(symbol="l", meaning="intra-cluster network latency",  # noqa: E741
-                   unit="cycles", low=0, valid=(0, 10000), scale="log", default=0.0)
+                   unit="cycles", low=0, high=MAX_TIME, valid=(0, 10000), scale="log",
+                   default=0.0)
     O: Any = param(symbol="O", meaning="mean message-processing overhead at an INI",  # noqa: E741
-                   unit="cycles", low=0, valid=(1, 10000), scale="log", typical=2336.0)
+                   unit="cycles", low=0, high=MAX_TIME, valid=(1, 10000), scale="log",
+                   typical=2336.0)
     L: Any = param(symbol="L", meaning="inter-cluster network latency", unit="cycles", low=0,
-                   valid=(0, 10000), scale="log", default=0.0)
+                   high=MAX_TIME, valid=(0, 10000), scale="log", default=0.0)
     cs2_o: Any = param(symbol="cs2_o", meaning="SCV of the PE handler time", unit="", low=0,
                        high=10, valid=(0, 10), default=1.0)
     cs2_O: Any = param(symbol="cs2_O", meaning="SCV of the INI service time", unit="", low=0,

@@ -50,6 +50,8 @@ __all__ = [
     "PDQResult",
     "PDQComparison",
     "DISCIPLINES",
+    "MAX_TIME",
+    "MIN_S",
     "TABLE_1",
     "TABLE_1_SYSTEMS",
     "HANDLER_ROWS",
@@ -153,6 +155,15 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
 }
 
 
+#: largest time accepted (cycles: ``S``, ``o_lock``, ``O_int``, ``o_sched``), as
+#: :data:`models.policy.MAX_TIME`: every discipline is tested up to it (third moments
+#: of ``S`` overflowed near 1e200)
+MAX_TIME = 1e15
+#: smallest mean handler occupancy ``S`` accepted (cycles): every discipline is tested
+#: down to it (the squared occupancy underflowed to 0 near 1e-300)
+MIN_S = 1e-6
+
+
 @dataclass(frozen=True, kw_only=True)
 class PDQParams:
     """Parameters of the parallel-dispatch model (times in protocol-processor cycles).
@@ -240,8 +251,8 @@ class PDQParams:
     load: Any = param(symbol="rho", meaning="offered load per processor, arrival_rate S / k "
                       "(give arrival_rate or load)", unit="", low=0, optional=True,
                       valid=(0.02, 0.95), default=None)
-    S: Any = param(symbol="S", meaning="mean handler occupancy", unit="cycles", low=0,
-                   low_open=True, valid=(10, 1000), scale="log", default=100.0)
+    S: Any = param(symbol="S", meaning="mean handler occupancy", unit="cycles", low=MIN_S,
+                   high=MAX_TIME, valid=(10, 1000), scale="log", default=100.0)
     cs2: Any = param(symbol="cs2", meaning="SCV of the handler occupancy", unit="", low=0,
                      high=100, valid=(0, 10), default=1.0)
     n_keys: Any = param(symbol="n_keys", meaning="distinct synchronization keys", unit="",
@@ -254,8 +265,8 @@ class PDQParams:
     f_nosync: Any = param(symbol="f_nosync", meaning="fraction of nosync-key handlers", unit="",
                           low=0, high=1, valid=(0, 0.5), default=0.0)
     o_lock: Any = param(symbol="o_lock", meaning="spin-lock acquire and release cost per "
-                        "keyed handler (spinlock only)", unit="cycles", low=0, valid=(0, 500),
-                        default=70.0)
+                        "keyed handler (spinlock only)", unit="cycles", low=0, high=MAX_TIME,
+                        valid=(0, 500), default=70.0)
     multiplexed: bool = param(symbol="multiplexed", meaning="Hurricane-1 Mult: processors "
                               "compute and run handlers when idle", unit="", kind="bool",
                               default=False, cli=False)
@@ -263,9 +274,10 @@ class PDQParams:
                                      "time a processor computes", unit="", low=0, high=1,
                                      high_open=True, valid=(0, 0.9), default=0.0)
     O_int: Any = param(symbol="O_int", meaning="multiplexed only: interrupt overhead",
-                       unit="cycles", low=0, valid=(0, 2000), default=200.0)
+                       unit="cycles", low=0, high=MAX_TIME, valid=(0, 2000), default=200.0)
     o_sched: Any = param(symbol="o_sched", meaning="multiplexed only: scheduling overhead per "
-                         "handler", unit="cycles", low=0, valid=(0, 1000), default=120.0)
+                         "handler", unit="cycles", low=0, high=MAX_TIME, valid=(0, 1000),
+                         default=120.0)
     clock_hz: Any = param(symbol="clock_hz", meaning="processor clock", unit="Hz", low=0,
                           low_open=True, default=400e6)
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from mva.errors import SaturationError
 from mva.open import mm1, mmc
-from models.pdq import (DISCIPLINES, TABLE_1_SYSTEMS, PDQParams, compare, key_probabilities,
-                        occupancies, preset, round_trip, solve)
+from models.pdq import (DISCIPLINES, MAX_TIME, MIN_S, TABLE_1_SYSTEMS, PDQParams, compare,
+                        key_probabilities, occupancies, preset, round_trip, solve)
 
 # ---------------------------------------------------------------------------
 # Table 1 of 001
@@ -1507,3 +1507,21 @@ def test_keyed_point_reports_the_waits_it_adds_up():
     assert min(Wp, Wres, member, behind) >= 0.0 and Wres > 0.0
     assert r["R"] == pytest.approx((1 - fs) * (S + Wp + Wres + member + behind)
                                    + fs * r["R_seq"], rel=1e-12)
+
+
+@pytest.mark.parametrize("field,value", [("S", MAX_TIME), ("S", MIN_S), ("o_lock", MAX_TIME),
+                                         ("O_int", MAX_TIME), ("o_sched", MAX_TIME)])
+def test_times_at_the_declared_ends_solve_and_beyond_are_refused(field, value):
+    # S near 1e-300 divided by zero (its square underflowed), near 1e200 overflowed (its
+    # third moment); every discipline answers at the declared ends, or flags saturation
+    base = dict(k=4, load=0.1, S=100.0, n_keys=8, f_sequential=0.05, f_nosync=0.1, cs2=4.0)
+    for disc in ("shared", "partitioned", "spinlock"):
+        for mult in ((False, True) if disc != "spinlock" else (False,)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = solve(PDQParams(**{**base, field: value}, multiplexed=mult), disc)
+            R = float(np.asarray(r.response_time))
+            assert bool(np.asarray(r.saturated)) or (np.isfinite(R) and R > 0), (disc, mult, R)
+    beyond = value * 1e3 if value == MAX_TIME else value * 1e-3
+    with pytest.raises(ValueError, match=rf"{field} must lie in \["):
+        PDQParams(**{**base, field: beyond})
