@@ -105,18 +105,19 @@ class INIParams:
     Parameters
     ----------
     N : float or array, optional
-        PEs per INI node (the thesis's only configuration parameter), > 0.
+        PEs per INI node (the thesis's only configuration parameter), > 0
+        (the node and network methods need a PE per cluster, ``N * K >= 1``).
         Give either ``N`` or ``S``; with ``S``, ``N = S / K``.
     W : float or array
-        Mean compute time between blocking requests (cycles), >= 0.
+        Mean compute time between blocking requests (cycles), in [0, :data:`MAX_TIME`].
     o : float or array
-        Mean message-handler overhead at a PE (cycles), >= 0.
+        Mean message-handler overhead at a PE (cycles), in [0, :data:`MAX_TIME`].
     l : float or array, default 0
-        Intra-cluster network latency (cycles), >= 0.
+        Intra-cluster network latency (cycles), in [0, :data:`MAX_TIME`].
     O : float or array
-        Mean message-processing overhead at an INI (cycles), >= 0.
+        Mean message-processing overhead at an INI (cycles), in [0, :data:`MAX_TIME`].
     L : float or array, default 0
-        Inter-cluster network latency (cycles), >= 0.
+        Inter-cluster network latency (cycles), in [0, :data:`MAX_TIME`].
     cs2_o : float or array, default 1
         Squared coefficient of variation of the PE handler time (1 exponential,
         0 deterministic), in [0, 100].
