@@ -186,7 +186,8 @@ class PDQParams:
         Offered load per processor ``arrival_rate * S / k`` (alternative to
         ``arrival_rate``).
     S : float or array, default 100
-        Mean handler occupancy, cycles (same for every key).
+        Mean handler occupancy, cycles (same for every key), in [:data:`MIN_S`,
+        :data:`MAX_TIME`].
     cs2 : float or array, default 1
         Squared coefficient of variation of handler occupancy, in [0, 100].
     n_keys : int or array of int, default 64
