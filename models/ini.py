@@ -58,7 +58,6 @@ __all__ = [
     "solve",
     "METHODS",
     "AUTO_METHOD",
-    "MAX_TIME",
     "DISPATCH",
     "FIGURE_6_3",
     "TABLE_5_1",
@@ -90,12 +89,6 @@ _NUMERIC = ("N", "W", "o", "l", "O", "L", "cs2_o", "cs2_O")
 # parameters and result
 # ---------------------------------------------------------------------------
 
-#: largest time accepted (cycles: ``W``, ``o``, ``l``, ``O``, ``L``), as
-#: :data:`models.policy.MAX_TIME`: every method is tested up to it (an INI time near
-#: 1e307 made the round trip overflow to inf)
-MAX_TIME = 1e15
-
-
 @dataclass(frozen=True, kw_only=True)
 class INIParams:
     """Parameters of the two-level INI model (thesis Table 6.1, plus clusters).
@@ -109,15 +102,15 @@ class INIParams:
         (the node and network methods need a PE per cluster, ``N * K >= 1``).
         Give either ``N`` or ``S``; with ``S``, ``N = S / K``.
     W : float or array
-        Mean compute time between blocking requests (cycles), in [0, :data:`MAX_TIME`].
+        Mean compute time between blocking requests (cycles), >= 0.
     o : float or array
-        Mean message-handler overhead at a PE (cycles), in [0, :data:`MAX_TIME`].
+        Mean message-handler overhead at a PE (cycles), >= 0.
     l : float or array, default 0
-        Intra-cluster network latency (cycles), in [0, :data:`MAX_TIME`].
+        Intra-cluster network latency (cycles), >= 0.
     O : float or array
-        Mean message-processing overhead at an INI (cycles), in [0, :data:`MAX_TIME`].
+        Mean message-processing overhead at an INI (cycles), >= 0.
     L : float or array, default 0
-        Inter-cluster network latency (cycles), in [0, :data:`MAX_TIME`].
+        Inter-cluster network latency (cycles), >= 0.
     cs2_o : float or array, default 1
         Squared coefficient of variation of the PE handler time (1 exponential,
         0 deterministic), in [0, 100].
@@ -166,18 +159,15 @@ class INIParams:
                    low_open=True, optional=True, valid=(1, 32), scale="log", integral=True,
                    default=None, typical=4)
     W: Any = param(symbol="W", meaning="mean compute time between blocking requests",
-                   unit="cycles", low=0, high=MAX_TIME, valid=(0, 1e6), scale="log",
-                   typical=41789.0)
+                   unit="cycles", low=0, valid=(0, 1e6), scale="log", typical=41789.0)
     o: Any = param(symbol="o", meaning="mean message-handler overhead at a PE", unit="cycles",
-                   low=0, high=MAX_TIME, valid=(1, 5000), scale="log", typical=742.0)
+                   low=0, valid=(1, 5000), scale="log", typical=742.0)
     l: Any = param(symbol="l", meaning="intra-cluster network latency",  # noqa: E741
-                   unit="cycles", low=0, high=MAX_TIME, valid=(0, 10000), scale="log",
-                   default=0.0)
+                   unit="cycles", low=0, valid=(0, 10000), scale="log", default=0.0)
     O: Any = param(symbol="O", meaning="mean message-processing overhead at an INI",  # noqa: E741
-                   unit="cycles", low=0, high=MAX_TIME, valid=(1, 10000), scale="log",
-                   typical=2336.0)
+                   unit="cycles", low=0, valid=(1, 10000), scale="log", typical=2336.0)
     L: Any = param(symbol="L", meaning="inter-cluster network latency", unit="cycles", low=0,
-                   high=MAX_TIME, valid=(0, 10000), scale="log", default=0.0)
+                   valid=(0, 10000), scale="log", default=0.0)
     cs2_o: Any = param(symbol="cs2_o", meaning="SCV of the PE handler time", unit="", low=0,
                        high=10, valid=(0, 10), default=1.0)
     cs2_O: Any = param(symbol="cs2_O", meaning="SCV of the INI service time", unit="", low=0,
@@ -1544,6 +1534,13 @@ def solve(params: INIParams | None = None, method: str = "auto", *, tol: float =
     out = {k: scalar_or_array(v[k]) for k in _THESIS_PRIMARY + _THESIS_DERIVED if k in v}
     if "R" not in v:                        # the thesis solver: derived outputs on access
         out.update(_thesis_derived(params, out))
+    with np.errstate(divide="ignore", over="ignore"):     # R = 1 / lam (the thesis: lazily)
+        overflow = np.isposinf(1.0 / np.asarray(out["lam"], dtype=float))
+    if np.any(overflow):
+        big = max(_TIMES, key=lambda n: float(np.max(np.asarray(getattr(params, n), float))))
+        raise ValueError(f"the round trip R overflows double precision (above about 1.8e308 "
+                         f"cycles) at {big}={float(np.max(getattr(params, big))):g}: give the "
+                         "times in a coarser unit")
     shape = np.shape(v["lam"])
     conv = np.asarray(v["converged"])
     res = INIResult(
