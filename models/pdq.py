@@ -40,7 +40,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from mva._validate import check_choice, check_integer, check_nonnegative, scalar_or_array
-from mva.params import declarations, param, validate_fields
+from mva.params import MAX_TIME, declarations, param, validate_fields
 from mva.results import ResultMixin, with_inputs
 
 from .accuracy import attach as _attach_accuracy
@@ -155,10 +155,6 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
 }
 
 
-#: largest time accepted (cycles: ``S``, ``o_lock``, ``O_int``, ``o_sched``), as
-#: :data:`models.policy.MAX_TIME`: every discipline is tested up to it (third moments
-#: of ``S`` overflowed near 1e200)
-MAX_TIME = 1e15
 #: smallest mean handler occupancy ``S`` accepted (cycles): every discipline is tested
 #: down to it (the squared occupancy underflowed to 0 near 1e-300)
 MIN_S = 1e-6

@@ -54,7 +54,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mva.params import param, validate_fields
+from mva.params import MAX_TIME, param, validate_fields
 from mva.results import ResultMixin, with_inputs
 
 from .accuracy import attach as _attach_accuracy
@@ -125,13 +125,6 @@ STACHE_MACRO: Mapping[str, float] = {
 
 PRESETS: Mapping[str, Mapping[str, float]] = {
     "null-handler": NULL_HANDLER, "fetch-block": FETCH_BLOCK, "stache": STACHE_MACRO}
-
-
-#: largest handler, latency or overhead time accepted (cycles, about 58 days at 200 MHz):
-#: every method is tested up to it; far beyond, the per-node fixed point loses its
-#: precision (negative cycle times at ``O_int = 1e30``), second moments overflow
-#: (``O_int`` near 1e299) and the chains' rates underflow (1e308)
-MAX_TIME = 1e15
 
 
 @dataclass(frozen=True, kw_only=True)

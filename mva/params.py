@@ -59,12 +59,17 @@ from mva._validate import (check_choice, check_integer, check_nonnegative, check
                            check_positive_or_inf, check_probability, check_range)
 
 __all__ = ["Param", "param", "declarations", "declared", "validate_fields", "design",
-           "parameter_rows", "cli_default", "KINDS", "SCALES"]
+           "parameter_rows", "cli_default", "KINDS", "SCALES", "MAX_TIME"]
 
 #: kinds of parameter values
 KINDS = ("real", "int", "bool", "choice", "text", "object")
 #: scale hints for designs and sweeps
 SCALES = ("linear", "log")
+#: largest value a model declares for a time parameter (``high=MAX_TIME``, cycles: about 58
+#: days at 200 MHz), where the models that declare it are tested; far beyond, fixed points
+#: lose their precision (negative cycle times at 1e30), second and third moments overflow
+#: (1e200-1e299) and Markov chains' rates underflow (1e308)
+MAX_TIME = 1e15
 
 _MISSING = dataclasses.MISSING
 
