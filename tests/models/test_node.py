@@ -44,7 +44,10 @@ def _dense_stationary(rows, cols, rates, n):
 @settings(max_examples=40, deadline=None)
 @given(st.integers(2, 30), st.integers(0, 10_000), st.floats(-6, 6))
 def test_pinned_solve_matches_dense(n, seed, spread):
-    """The pinned sparse solve gives the dense least-squares stationary vector."""
+    """The pinned sparse solve balances every state's flows to rounding, and gives the dense
+    least-squares stationary vector where that one is accurate (rates within three orders
+    of magnitude: with twelve the dense reference itself misbalances some state by up to
+    10%, numpy 2.4)."""
     rng = np.random.default_rng(seed)
     # a ring keeps the chain irreducible; extra random transitions on top
     rows = np.concatenate([np.arange(n), rng.integers(0, n, 2 * n)])
@@ -53,9 +56,15 @@ def test_pinned_solve_matches_dense(n, seed, spread):
     rows, cols = rows[keep], cols[keep]
     rates = 10.0 ** rng.uniform(-abs(spread), abs(spread), rows.size)
     pi = _node._stationary(rows, cols, rates, n)
-    ref = _dense_stationary(rows, cols, rates, n)
     assert abs(pi.sum() - 1) < 1e-12 and np.all(pi >= 0)
-    np.testing.assert_allclose(pi, ref, rtol=1e-6, atol=1e-12)
+    out = np.bincount(rows, weights=pi[rows] * rates, minlength=n)
+    inn = np.bincount(cols, weights=pi[rows] * rates, minlength=n)
+    # each state's balance to rounding: relative to its own flow, or to the chain's total
+    # flow for a state whose flows are far below it
+    assert np.all(np.abs(inn - out) <= 1e-9 * np.maximum(inn, out) + 1e-13 * out.sum())
+    if abs(spread) <= 3:
+        ref = _dense_stationary(rows, cols, rates, n)
+        np.testing.assert_allclose(pi, ref, rtol=1e-6, atol=1e-12)
 
 
 def test_pinned_solve_negligible_pinned_state():
@@ -465,3 +474,4 @@ def test_split_stations_of_two_are_the_twin_chain(pop, Z, cs2):
     assert _node.split_residence(Z, 1, 1.0, cs2, 3)[0] == pytest.approx(1.0, rel=1e-9)
     assert (_node.split_residence(Z, pop + 1, 1.0, cs2, 3)[0]
             >= _node.split_residence(Z, pop, 1.0, cs2, 3)[0] * (1 - 1e-12))
+
