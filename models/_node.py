@@ -23,7 +23,8 @@ solved for its stationary distribution with a sparse LU factorization.
 
 Also here: the finite-source station chains of the INI model
 (:func:`station_residence`, :func:`station_effective`), the twin-station
-chain of a two-cluster INI machine (:func:`pair_residence`), and the
+chain of a two-cluster INI machine (:func:`pair_residence`), the revisit
+station of an INI with one home thread (:func:`revisit_station_residence`), and the
 whole-machine chain of a small machine (:func:`solve_full`: FIFO or
 unordered channels, lumped by the processors' symmetry, :func:`_canonical`).
 """
@@ -37,8 +38,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["handler_ph", "NodeChain", "solve_node", "station_residence", "station_effective",
-           "pair_residence", "pair_effective", "split_residence", "solve_full", "FULL_MAX_P",
-           "FULL_MAX_ERLANG"]
+           "pair_residence", "pair_effective", "split_residence", "revisit_station_residence",
+           "revisit_station_effective", "solve_full", "FULL_MAX_P", "FULL_MAX_ERLANG"]
 
 #: machines of at most this many processors are solved as one Markov chain
 #: (:func:`solve_full`): the node chain's finite-source view of the other
@@ -504,6 +505,210 @@ def station_effective(lam: float, Ro: float, sources: float, servers: int, S: fl
     return float(out[0]), float(out[1])
 
 
+#: the revisit station (:func:`revisit_station_residence`) is used for at most this
+#: many home threads per INI (:func:`models.ini._ini_station`): with two (N = 2) the
+#: seed-2026 references went from R mean 0.85% to 0.90% and p95 3.18% to 3.59%; the
+#: node method's finite-source view of the rest of the machine is then the larger
+#: error (-3 to -5% against exact MVA with exponential times, which the two
+#: populations do not repair)
+REVISIT_MAX_HOME = 1
+
+#: ... and up to this many phases of the INI's service (Erlang-4)
+REVISIT_MAX_PHASES = 4
+
+#: first truncation of the remote threads present in the revisit station (doubled
+#: while more than :data:`REVISIT_TAIL` of the probability sits at it)
+REVISIT_CAP0 = 24
+
+#: largest probability left at the revisit station's truncation: at 1e-9 the chain
+#: needed up to twice the levels and 5-10 times the time for the same residences to
+#: four digits (the chain's own approximation is far coarser)
+REVISIT_TAIL = 1e-6
+
+_REVISIT_HINT: dict[tuple[Any, ...], int] = {}
+
+
+@functools.lru_cache(maxsize=32)
+def _revisit_structure(h: int, cap: int, ph: int) -> tuple[np.ndarray, ...]:
+    """State space of :func:`revisit_station_residence`.
+
+    Returns ``(rows, cols, kind, cnt, j, jj, w, q_h, q_r, away_h, n_r)``.
+    States ``(home, n_r, t, j)``: ``home = (a, p1, g, p2)`` counts the home
+    threads away, present for their first visit, in the gap between their
+    visits, present for their second; ``n_r <= cap`` remote threads present;
+    ``t`` the kind of the one in service (0 home first visit, 1 home second,
+    2 remote) and ``j`` its phase (``-1, -1``: empty).  Per transition
+    ``kind``: 0 a home arrival from away, 1 a home return from the gap, 2 a
+    remote arrival, 3 a phase change ``j -> jj``, 4 a completion in phase
+    ``j``; ``cnt`` the count whose rate it is (home away, home in the gap,
+    remote present); ``jj`` the phase the next customer starts in (``-1``:
+    none starts); ``w`` the probability of where the completion goes and of
+    who is served next.  Per state: home and remote threads present, home
+    threads away, remote threads present.
+    """
+    import itertools
+
+    homes = [c for c in itertools.product(range(h + 1), repeat=4) if sum(c) == h]
+    keys: list[tuple[Any, ...]] = []
+    for hs in homes:
+        for nr in range(cap + 1):
+            if hs[1] + hs[3] + nr == 0:
+                keys.append((hs, nr, -1, -1))
+                continue
+            for t, c in ((0, hs[1]), (1, hs[3]), (2, nr)):
+                if c:
+                    keys.extend((hs, nr, t, j) for j in range(ph))
+    idx = {k: i for i, k in enumerate(keys)}
+    out: list[tuple[int, int, int, float, int, int, float]] = []
+
+    def serve_next(i: int, hs: tuple[int, ...], nr: int, j: int, w0: float) -> None:
+        # a completion in phase j: the next one served is drawn among those present
+        n = hs[1] + hs[3] + nr
+        if n == 0:
+            out.append((i, idx[(hs, nr, -1, -1)], 4, 0.0, j, -1, w0))
+            return
+        for t, c in ((0, hs[1]), (1, hs[3]), (2, nr)):
+            if c:
+                out.extend((i, idx[(hs, nr, t, jj)], 4, 0.0, j, jj, w0 * c / n)
+                           for jj in range(ph))
+
+    for i, (hs, nr, t, j) in enumerate(keys):
+        a, p1, g, p2 = hs
+        n = p1 + p2 + nr
+
+        def arrive(hs2: tuple[int, ...], nr2: int, kind: int, cnt: float) -> None:
+            if n == 0:                       # the one arriving starts its service
+                tt = 0 if hs2[1] > p1 else (1 if hs2[3] > p2 else 2)
+                out.extend((i, idx[(hs2, nr2, tt, jj)], kind, cnt, -1, jj, 1.0)
+                           for jj in range(ph))
+            else:
+                out.append((i, idx[(hs2, nr2, t, j)], kind, cnt, j, -1, 1.0))
+
+        if a:
+            arrive((a - 1, p1 + 1, g, p2), nr, 0, float(a))
+        if g:
+            arrive((a, p1, g - 1, p2 + 1), nr, 1, float(g))
+        if nr < cap:
+            arrive(hs, nr + 1, 2, float(nr))
+        if n == 0:
+            continue
+        out.extend((i, idx[(hs, nr, t, jj)], 3, 0.0, j, jj, 1.0) for jj in range(ph) if jj != j)
+        if t == 0:                           # a home first visit: into the gap
+            serve_next(i, (a, p1 - 1, g + 1, p2), nr, j, 1.0)
+        elif t == 1:                         # a home second visit: away
+            serve_next(i, (a + 1, p1, g, p2 - 1), nr, j, 1.0)
+        else:                                # remote: away, or (a first visit) at once back
+            serve_next(i, hs, nr - 1, j, 0.5)
+            serve_next(i, hs, nr, j, 0.5)
+    a_ = np.array([x[:3] + x[4:6] for x in out], dtype=np.int64)
+    return (a_[:, 0], a_[:, 1], a_[:, 2], np.array([x[3] for x in out]), a_[:, 3], a_[:, 4],
+            np.array([x[6] for x in out]),
+            np.array([k[0][1] + k[0][3] for k in keys], dtype=float),
+            np.array([k[1] for k in keys], dtype=float),
+            np.array([k[0][0] for k in keys], dtype=float),
+            np.array([k[1] for k in keys], dtype=np.int64))
+
+
+def revisit_station_residence(gamma_h: float, gap_h: float, gamma_r: float, h: int, r: float,
+                              S: float, cs2: float) -> tuple[float, float, float, float, float]:
+    r"""A single-server FCFS station whose threads visit it twice, home and remote.
+
+    The INI of a cluster sees each thread's request and reply as a pair of
+    visits.  A remote thread's request enters (its first visit), is handled
+    by a PE of the cluster and its reply leaves (the second) a short gap
+    later; the home thread's reply enters and, after its computation, its
+    next request leaves.  A thread coming back after a short gap finds the
+    service that began when it left, not a stationary residual: with highly
+    variable service it waits less than a random arrival, and with one home
+    thread its own presence halves the station's arrivals.  A station of
+    one population of independent arrivals (:func:`station_residence`)
+    shows neither.
+
+    ``h`` home threads, each away for an exponential time of rate
+    ``gamma_h`` before its first visit and for an exponential gap of mean
+    ``gap_h`` between its two visits; ``r`` remote threads, each arriving at
+    rate ``gamma_r`` while away and, after its first visit, back at once
+    (the gap short against the service: the model uses this station only
+    there, :data:`models.ini.REVISIT_MAX_GAP`).  Returns ``(R_h, R_r, Q_h,
+    Q_r, U)``: residence per visit and mean number present of each
+    population, and the server's utilization.
+
+    Notes
+    -----
+    States :math:`(a, p_1, g, p_2;\, n_r;\, t, j)`: home threads away,
+    present for their first visit, in the gap, present for their second;
+    remote threads present; the kind and phase of the one in service.
+    Rates: :math:`a\gamma_h`, :math:`g/\text{gap}_h`, :math:`(r -
+    n_r)\gamma_r` and the phase-type service (:func:`handler_ph`).  A remote
+    completion leaves with probability 1/2 and otherwise rejoins the queue
+    at once (a remote thread's two visits are not told apart; half the
+    remote visits are first visits); the next one served is drawn among
+    those present (random order: all have the same service).  The remote
+    count is truncated at a level doubled until its probability is below
+    :data:`REVISIT_TAIL`.  :math:`R_c = Q_c / X_c` (Little) with the visit
+    rates :math:`X_h = 2\gamma_h E[a]`, :math:`X_r = 2\gamma_r E[r - n_r]`.
+
+    Examples
+    --------
+    >>> Rh, Rr, Qh, Qr, U = revisit_station_residence(1e-3, 50.0, 1e-5, 1, 60, 100.0, 8.0)
+    >>> Rh > 100.0 and Rr > 100.0, 0.0 < U < 1.0
+    (True, True)
+    """
+    alpha, T = handler_ph(S, cs2)
+    ph = len(alpha)
+    ext = -T.sum(axis=1)
+    h = int(h)
+    # start from the truncation the previous call with this station needed
+    key = (h, float(r), ph, float(S), float(cs2))
+    cap = _REVISIT_HINT.get(key, int(min(REVISIT_CAP0, math.ceil(r))))
+    while True:
+        rows, cols, kind, cnt, j, jj, w, q_h, q_r, away_h, nr_s = _revisit_structure(h, cap, ph)
+        a_jj = np.where(jj >= 0, alpha[np.maximum(jj, 0)], 1.0)
+        jc = np.maximum(j, 0)
+        rates = np.select([kind == 0, kind == 1, kind == 2, kind == 3],
+                          [cnt * gamma_h * a_jj, cnt / gap_h * a_jj, (r - cnt) * gamma_r * a_jj,
+                           T[jc, np.maximum(jj, 0)]],
+                          ext[jc] * w * a_jj)
+        pi = _stationary(rows, cols, rates, q_h.size)
+        if (cap >= r or cap >= STATION_CAP_MAX
+                or float(pi[nr_s >= cap].sum()) <= REVISIT_TAIL):
+            break
+        cap = int(min(2 * cap, math.ceil(r)))
+    if len(_REVISIT_HINT) > 4096:
+        _REVISIT_HINT.clear()
+    _REVISIT_HINT[key] = cap
+    Qh, Qr = float(pi @ q_h), float(pi @ q_r)
+    Xh = 2.0 * gamma_h * float(pi @ away_h)
+    Xr = 2.0 * gamma_r * float(pi[nr_s < cap] @ (r - q_r[nr_s < cap]))
+    U = 1.0 - float(pi[(q_h + q_r) == 0].sum())
+    return (Qh / Xh if Xh > 0 else S), (Qr / Xr if Xr > 0 else S), Qh, Qr, U
+
+
+def revisit_station_effective(lam: float, Ro_h: float, Ro_r: float, h: int, r: float,
+                              S: float, cs2: float, R: float,
+                              trip: float) -> tuple[float, float, float, float, float]:
+    """The revisit station (:func:`revisit_station_residence`) fed at ``lam / 2`` per population.
+
+    Each population carries half of the station's visits.  The times away
+    are set from the thread's cycle ``R`` and the current residences: a home
+    thread is away ``trip + 2 Ro_r`` between its request and its reply
+    (``trip``: latencies and the handler's residence at the remote cluster;
+    its two visits to a remote INI, as a remote thread there, added here)
+    and ``R - 2 Ro_h - (trip + 2 Ro_r)`` between its reply and its next
+    request; a remote thread comes back after ``4 r / lam - 2 Ro_r`` (its
+    pairs of visits come at ``lam / (4 r)``).
+
+    Returns ``(R_o, R_h, R_r, Q, U)``: the mean residence per visit
+    ``(R_h + R_r)/2``, each population's, the mean number present and the
+    utilization.
+    """
+    away_h = max(trip + 2.0 * Ro_r, 1e-3 * S)
+    gap_h = max(R - 2.0 * Ro_h - away_h, 1e-3 * S)
+    Zr = max(4.0 * r / lam - 2.0 * Ro_r, 1e-3 * S)
+    Rh, Rr, Qh, Qr, U = revisit_station_residence(1.0 / away_h, gap_h, 1.0 / Zr, h, r, S, cs2)
+    return 0.5 * (Rh + Rr), Rh, Rr, Qh + Qr, U
+
+
 #: the two-station chain (:func:`pair_residence`) is used up to this many phases
 #: of the station's service (exponential, Erlang-2 and two-phase hyperexponential)
 PAIR_MAX_PHASES = 2
@@ -858,8 +1063,11 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
     ``phi`` (see :func:`station_residence`); the away time then also holds
     ``visits`` residences at such stations, each fed at rate
     ``threads * visits / R``.  With ``pair`` (a population) in ``station``
-    the station is one of two twins (:func:`pair_effective`); with
-    ``wait_factor`` the single station's waiting time is multiplied by it.  ``x0``: a
+    the station is one of rv twins (:func:`pair_effective`); with
+    ``wait_factor`` the single station's waiting time is multiplied by it; with
+    ``revisit`` (``(h, r, l)``) the station is the revisit station of ``h`` home
+    and ``r`` remote threads (:func:`revisit_station_effective`), and the fixed
+    point also carries the difference of their residences.  ``x0``: a
     first guess of ``(R, R_q, R_o)`` (default: the contention-free values).
 
     Returns a dict with ``R`` (cycle), ``R_w`` (computing), ``R_p`` (pending:
@@ -881,7 +1089,20 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
         if Rb > R:
             Ro += (Rb - R) / st["visits"]
             R = Rb
-    x = np.array([R, Rq, Ro]) if x0 is None else np.array(x0, dtype=float)
+    x = np.array([R, Rq, Ro]) if x0 is None else np.array(x0, dtype=float)[:3]
+    rv = st.get("revisit") if st else None
+    if rv:
+        # the revisit station of home and remote threads (models.ini._ini_station): the
+        # fixed point also carries the difference of their residences, R_o their mean
+        x = np.append(x, 0.0)
+
+    def revisit(lam_o: float, R: float, Rq: float, Ro: float, d: float) -> tuple[float, ...]:
+        # rv[2]: the intra-cluster latency of the thread's trip (delay = 2 l + 2 L);
+        # trip = 2 L + l + R_q, its time between its rv INIs without their residences
+        assert st is not None and rv is not None
+        return revisit_station_effective(lam_o, Ro + 0.5 * d, max(Ro - 0.5 * d, st["S"]), rv[0],
+                                         rv[1], st["S"], st["cs2"], R,
+                                         delay - rv[2] + Rq)
     it_total = 0
     first = True
     sat = 0.0           # utilization of a station near saturation (0: solve its chain)
@@ -891,7 +1112,7 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
         hist: list[tuple[np.ndarray, np.ndarray]] = []
         for it in range(1, max_iter + 1):
             sat_was = sat
-            R, Rq, Ro = x
+            R, Rq, Ro = x[:3]
             X = 1.0 / R
             gamma = X / max(sources - X * Rq, 1e-12)
             away = delay + Rq + (st["visits"] * Ro if st else 0.0)
@@ -920,6 +1141,10 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
                     Qo = lam_o * Ron
                 elif st.get("pair"):
                     Ron, Qo = pair_effective(lam_o, Ro, st["pair"], st["S"], st["cs2"])
+                elif rv:
+                    Ron, Rh, Rr, Qo, U = revisit(lam_o, R, Rq, Ro, x[3])
+                    dn = Rh - Rr
+                    sat = U if U >= 1.0 - SAT_IDLE else 0.0
                 else:
                     Ron, Qo, U = station_effective(lam_o, Ro, st["sources"], st["servers"],
                                                    st["S"], st["cs2"], phi, busy=True)
@@ -938,14 +1163,23 @@ def solve_node(sources: int, W: float, o: float, cs2: float, delay: float, *,
             # the station's residence enters the thread's cycle with a steep gain near
             # saturation; a geometric mean of old and new keeps the iteration stable
             fx = np.array([1.0 / Xn, Qq / lam_in, math.sqrt(Ron * Ro) if st else 0.0])
+            if rv:
+                # held at saturation (the held-utilization regime solves no chain)
+                fx = np.append(fx, x[3] if sat and sat_was else dn)
             g = fx - x
-            res = float(np.max(np.abs(g) / np.maximum(x, 1e-300)))
+            scale = np.maximum(x, 1e-300)
+            if rv:
+                scale[3] = max(x[2], 1e-300)        # the difference, relative to R_o
+            res = float(np.max(np.abs(g) / scale))
             if res < want and sat:
                 # the station's chain at the fixed point: done if its utilization is the
                 # one assumed, else iterate on with the new one
                 assert st is not None               # sat is only set with a station
-                U = station_effective(lam_o, Ro, st["sources"], st["servers"], st["S"],
-                                      st["cs2"], phi, busy=True)[2]
+                if rv:
+                    U = revisit(lam_o, R, Rq, Ro, x[3])[4]
+                else:
+                    U = station_effective(lam_o, Ro, st["sources"], st["servers"], st["S"],
+                                          st["cs2"], phi, busy=True)[2]
                 if abs(U - sat) <= want * U:
                     break
                 sat = U if U >= 1.0 - SAT_IDLE else 0.0

@@ -1002,7 +1002,7 @@ SPLIT_CAP_POP = 12
 
 
 def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
-                 cO: float) -> dict[str, Any]:
+                 cO: float, l_: float = 0.0) -> dict[str, Any]:
     """The INI station seen by the node method (see :func:`models._node.solve_node`).
 
     The station is fed by two populations, each carrying half of its
@@ -1042,7 +1042,8 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     Not for static dispatch with ``K > 1``: a PE's home INI is fixed, and
     its errors there were small (seed-7 design, ``R`` mean 1.2%).
     """
-    from models._node import PAIR_MAX_PHASES, PAIR_MAX_POP, handler_ph
+    from models._node import (PAIR_MAX_PHASES, PAIR_MAX_POP, REVISIT_MAX_HOME,
+                              REVISIT_MAX_PHASES, handler_ph)
 
     S = N * K
     r = S * (clusters - 1)
@@ -1053,7 +1054,8 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
     else:
         n, h, servers = N, N, 1
     sources = max(1.0, 4.0 * h * r / (h + r))
-    out = {"visits": 4.0, "threads": n, "sources": sources, "servers": servers, "S": O,
+    out: dict[str, Any] = {"visits": 4.0, "threads": n, "sources": sources, "servers": servers,
+                           "S": O,
            "cs2": cO, "phi": 1.0}
     rr = dispatch == "round_robin" and K > 1
     pop = int(round(clusters * (N if rr else S)))
@@ -1069,6 +1071,12 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
         out["pair_rate"] = 1.0
         out["pair_exact"] = K == 1 and clusters == 2 and not big
         out["pair_stations"] = int(clusters)
+    elif (O > 0 and servers == 1 and not rr and float(h).is_integer() and h <= REVISIT_MAX_HOME
+          and len(handler_ph(O, cO)[0]) <= REVISIT_MAX_PHASES):
+        # a thread's request and reply pass the same INI (one INI per cluster, or a PE's
+        # own under static dispatch): its two visits there are a gap ``l`` (plus the
+        # handler) apart; round robin over K > 1 INIs sends them to different ones
+        out["revisit"] = (int(h), float(r), float(l_))
     return out
 
 
@@ -1270,6 +1278,44 @@ def _solve_pair_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
     return out
 
 
+#: the revisit station (:func:`models._node.revisit_station_residence`) is used where
+#: at most this many remote threads are, on average, between their two visits to an
+#: INI (the gap short against the time between remote visits: the returns come while
+#: the service that started at the departure may still run); with more, the one-population
+#: station is kept
+REVISIT_MAX_POOL = 1.0
+
+#: ... and where that gap is at most this many mean INI services
+REVISIT_MAX_GAP = 1.0
+
+
+def _solve_revisit_point(W: float, o: float, l_: float, O: float, L: float, ch: float,
+                         sources: int, station: dict[str, Any], tol: float,
+                         max_iter: int) -> dict[str, Any]:
+    """The node method with the INI seen as home and remote threads visiting it in pairs.
+
+    The fixed point with the one-population station (:func:`_ini_station`'s
+    ``sources``) runs first; where a thread's two visits to an INI are close
+    (at most :data:`REVISIT_MAX_POOL` remote threads in the gap between
+    them, on average), it is continued from there with the two-population
+    station of paired visits (``station["revisit"]``,
+    :func:`models._node.revisit_station_residence`).
+    """
+    from models._node import solve_node
+
+    single = {k: v for k, v in station.items() if k != "revisit"}
+    delay = 2.0 * l_ + 2.0 * L
+    v = solve_node(sources, W, o, ch, delay, station=single, tol=tol, max_iter=max_iter)
+    gap = l_ + v["R_q"]
+    pool = station["threads"] * gap / v["R"]
+    if pool > REVISIT_MAX_POOL or gap > REVISIT_MAX_GAP * O:
+        return v
+    w = solve_node(sources, W, o, ch, delay, station=station, tol=tol, max_iter=max_iter,
+                   x0=(v["R"], v["R_q"], v["R_o"]))
+    w["iterations"] = int(w["iterations"]) + int(v["iterations"])
+    return w
+
+
 def _solve_node_point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
                       N: float, K: int, clusters: int, dispatch: str, tol: float,
                       max_iter: int) -> dict[str, Any]:
@@ -1278,7 +1324,7 @@ def _solve_node_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
 
     S = N * K
     sources = max(1, int(round(S * (clusters - 1))))
-    station = _ini_station(N, K, clusters, dispatch, O, cO)
+    station = _ini_station(N, K, clusters, dispatch, O, cO, l_)
     if o == 0.0:
         # no handler time: the PE chain is empty; iterate the INI station alone
         R = W + 2 * l_ + 2 * L + 4 * O
@@ -1299,6 +1345,8 @@ def _solve_node_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
     else:
         if station.get("pair"):
             v = _solve_pair_point(W, o, l_, O, L, ch, cO, sources, station, tol, max_iter)
+        elif station.get("revisit"):
+            v = _solve_revisit_point(W, o, l_, O, L, ch, sources, station, tol, max_iter)
         else:
             v = solve_node(sources, W, o, ch, 2.0 * l_ + 2.0 * L, station=station, tol=tol,
                            max_iter=max_iter)

@@ -475,3 +475,43 @@ def test_split_stations_of_two_are_the_twin_chain(pop, Z, cs2):
     assert (_node.split_residence(Z, pop + 1, 1.0, cs2, 3)[0]
             >= _node.split_residence(Z, pop, 1.0, cs2, 3)[0] * (1 - 1e-12))
 
+
+@settings(max_examples=20, deadline=None)
+@given(st.floats(0.05, 0.45), st.floats(0.1, 10.0))
+def test_revisit_station_exponential_is_jackson(lam, S):
+    """Poisson first visits (a huge remote population), half of them back at once for a
+    second visit, exponential service: an M/M/1 queue with Bernoulli feedback, whose
+    number present is that of M/M/1 at the visit rate 2 lam (Jackson)."""
+    r = 1e8
+    Rh, Rr, Qh, Qr, U = _node.revisit_station_residence(1e-15, 1.0, lam / S / r, 1, r, S, 1.0)
+    rho = 2.0 * lam
+    assert Qr == pytest.approx(rho / (1.0 - rho), rel=1e-4)
+    assert Rr == pytest.approx(S / (1.0 - rho), rel=1e-4)
+    assert U == pytest.approx(rho, rel=1e-4)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.floats(1e-3, 10.0), st.floats(0.01, 100.0), st.sampled_from([0.25, 0.5, 1.0, 4.0, 9.0]))
+def test_revisit_station_lone_thread_never_waits(gamma, gap, cs2):
+    """One home thread and no remote one: both its visits find the server idle."""
+    Rh, Rr, Qh, Qr, U = _node.revisit_station_residence(gamma, gap, 0.0, 1, 10, 1.0, cs2)
+    assert Rh == pytest.approx(1.0, rel=1e-9) and Qr == 0.0
+    # utilization = visit rate x service: two visits per cycle 1/gamma + gap + 2
+    assert U == pytest.approx(2.0 / (1.0 / gamma + gap + 2.0), rel=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(1e-4, 0.2), st.floats(0.01, 50.0), st.floats(1e-5, 0.02), st.integers(1, 60),
+       st.sampled_from([0.25, 0.5, 1.0, 2.0, 9.0]))
+def test_revisit_station_little_and_monotone(gamma_h, gap, gamma_r, r, cs2):
+    """Little's law per population, U = (X_h + X_r) S within 0 < U < 1; more remote traffic
+    never shortens the home thread's residence and never idles the server more (a remote
+    thread's own residence need not grow: with one or two remote threads it meets the home
+    thread's visits differently)."""
+    S = 1.0
+    Rh, Rr, Qh, Qr, U = _node.revisit_station_residence(gamma_h, gap, gamma_r, 1, r, S, cs2)
+    Xh, Xr = Qh / Rh, Qr / Rr
+    assert 0.0 < U < 1.0 and U == pytest.approx((Xh + Xr) * S, rel=1e-4)
+    assert Rh >= S * (1 - 1e-9) and Rr >= S * (1 - 1e-9)
+    Rh2, _, _, _, U2 = _node.revisit_station_residence(gamma_h, gap, 1.5 * gamma_r, 1, r, S, cs2)
+    assert Rh2 >= Rh * (1 - 1e-6) and U2 > U

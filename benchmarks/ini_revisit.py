@@ -1,0 +1,177 @@
+"""The INI revisit station (one home thread per INI): accuracy and cost, before and after.
+
+Run ``python -m benchmarks.ini_revisit [--points 1024] [--seed 7]``.
+
+The node method (``method="auto"``) gives an INI with one home thread (one PE
+per INI: ``N = 1`` with static dispatch, or ``N = K = 1``) the revisit
+station (:func:`models._node.revisit_station_residence`) where a thread's two
+visits are close (:data:`models.ini.REVISIT_MAX_GAP`,
+:data:`models.ini.REVISIT_MAX_POOL`); before, the one-population
+finite-source station.  "Before" here is the same code with
+:data:`models._node.REVISIT_MAX_HOME` set to 0, which restores the old
+station exactly.
+
+Two sets of simulator references:
+
+``stored``
+    the stored seed-2026 domain references (:mod:`validation.domain`, 512
+    points; the revisit station was developed on them);
+``fresh``
+    a fresh scrambled-Sobol design of ``--points`` points of the declared
+    domain (:func:`validation.domain.design_points`, ``--seed``), of which
+    only the points with one home thread per INI (and more than three PEs:
+    smaller machines are the whole-machine chain's) are simulated
+    (:func:`validation.domain.simulate_point`, seed ``seed * 100003 + i``).
+    Held out: not looked at while developing.
+
+Printed, and written to ``benchmarks/results/ini_revisit.json``: per set the
+mean / p95 / max / bias of the error of ``R`` (%), before and after, over all
+points and over those whose answer changed; the points that moved most; and
+the cost per point (ms, median / p95 / max, cold: every chain cache cleared
+first, and warm) of the changed points before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+from typing import Any
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "ini_revisit.json")
+
+
+def _one_home_thread(f: dict[str, Any]) -> bool:
+    from models.ini import _ini_station
+
+    st = _ini_station(f["N"], f["K"], f["clusters"], f["dispatch"], f["O"], f["cs2_O"], f["l"])
+    return bool(st.get("revisit")) and f["N"] * f["K"] * f["clusters"] > 3
+
+
+def _fresh(points: int, seed: int) -> list[dict[str, Any]]:
+    from validation.domain import design_points, simulate_point
+
+    pts = [p for p in design_points("ini", points, seed)
+           if _one_home_thread({k: v for k, v in p.items() if k not in ("variant", "i")})]
+    rows = []
+    for k, p in enumerate(pts, 1):
+        f = {key: v for key, v in p.items() if key not in ("variant", "i")}
+        d = simulate_point(family="ini", seed=seed * 100003 + p["i"], **f)
+        rows.append({"i": p["i"], "fields": f, "R": d.get("R"),
+                     "saturated": bool(d.get("saturated"))})
+        print(f"fresh: simulated {k} / {len(pts)} (point {p['i']})", flush=True)
+    return rows
+
+
+def _stored() -> list[dict[str, Any]]:
+    from validation.domain import _fields_of_row, load_references
+
+    return [{"i": int(r["i"]), "fields": _fields_of_row("ini", r), "R": r.get("R"),
+             "saturated": bool(r.get("saturated"))}
+            for r in load_references("ini")["rows"] if not r.get("error")]
+
+
+def _clear() -> None:
+    from models import _node
+
+    for name in ("_chain", "_station_structure", "_pair_structure", "_revisit_structure"):
+        getattr(_node, name).cache_clear()
+    _node._CAP_HINT.clear()
+    _node._REVISIT_HINT.clear()
+
+
+def _solve(rows: list[dict[str, Any]]) -> tuple[Any, Any, Any]:
+    import numpy as np
+
+    from models.ini import INIParams, solve
+
+    R, cold, warm = [], [], []
+    for r in rows:
+        p = INIParams(**r["fields"])
+        _clear()
+        t = time.perf_counter()
+        R.append(float(solve(p).R))
+        cold.append(1e3 * (time.perf_counter() - t))
+        t = time.perf_counter()
+        solve(p)
+        warm.append(1e3 * (time.perf_counter() - t))
+    return np.array(R), np.array(cold), np.array(warm)
+
+
+def _stats(e: Any) -> dict[str, float]:
+    import numpy as np
+
+    a = np.abs(e)
+    return {"n": int(a.size), "mean": round(float(a.mean()), 3),
+            "p95": round(float(np.percentile(a, 95)), 3), "max": round(float(a.max()), 3),
+            "bias": round(float(e.mean()), 3)}
+
+
+def _ms(t: Any) -> dict[str, float]:
+    import numpy as np
+
+    return {"median": round(float(np.median(t)), 1), "p95": round(float(np.percentile(t, 95)), 1),
+            "max": round(float(t.max()), 1)}
+
+
+def compare(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    import numpy as np
+
+    from models import _node
+
+    rows = [r for r in rows if not r["saturated"] and r["R"]]
+    sim = np.array([r["R"] for r in rows], dtype=float)
+    after, cold_a, warm_a = _solve(rows)
+    keep = _node.REVISIT_MAX_HOME
+    _node.REVISIT_MAX_HOME = 0
+    try:
+        before, cold_b, warm_b = _solve(rows)
+    finally:
+        _node.REVISIT_MAX_HOME = keep
+    eb, ea = 100 * (before / sim - 1), 100 * (after / sim - 1)
+    used = np.abs(after - before) > 1e-12 * np.abs(before)
+    out = {"set": name, "points": len(rows), "changed": int(used.sum()),
+           "before_all": _stats(eb), "after_all": _stats(ea),
+           "before_changed": _stats(eb[used]), "after_changed": _stats(ea[used]),
+           "cost_before": {"cold": _ms(cold_b[used]), "warm": _ms(warm_b[used])},
+           "cost_after": {"cold": _ms(cold_a[used]), "warm": _ms(warm_a[used])},
+           "moved": [{"i": rows[k]["i"], "before": round(float(eb[k]), 2),
+                      "after": round(float(ea[k]), 2),
+                      "point": {key: (round(v, 3) if isinstance(v, float) else v)
+                                for key, v in rows[k]["fields"].items()}}
+                     for k in np.argsort(-np.abs(ea - eb))[:8]]}
+    for lab in ("all", "changed"):
+        b, a = out[f"before_{lab}"], out[f"after_{lab}"]
+        print(f"{name} ({lab}, n={a['n']}): R |error| mean/p95/max/bias "
+              f"{b['mean']:.2f}/{b['p95']:.2f}/{b['max']:.2f}/{b['bias']:+.2f}% -> "
+              f"{a['mean']:.2f}/{a['p95']:.2f}/{a['max']:.2f}/{a['bias']:+.2f}%", flush=True)
+    print(f"{name}: cost of the changed points, cold median/p95/max ms "
+          f"{out['cost_before']['cold']} -> {out['cost_after']['cold']}; warm "
+          f"{out['cost_before']['warm']} -> {out['cost_after']['warm']}", flush=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--points", type=int, default=1024)
+    ap.add_argument("--seed", type=int, default=7)
+    a = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    res = {"command": "python -m benchmarks.ini_revisit --points %d --seed %d" % (a.points, a.seed),
+           "sets": [compare("stored", _stored()),
+                    compare(f"fresh seed {a.seed}", _fresh(a.points, a.seed))]}
+    with open(OUT, "w") as fh:
+        json.dump(res, fh, indent=1)
+    print(f"written {OUT}")
+
+
+if __name__ == "__main__":
+    main()
