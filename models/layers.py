@@ -39,7 +39,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from mva.open import mg1_wait
-from mva.params import param, validate_fields
+from mva.params import MAX_COUNT, MAX_TIME, MIN_BANDWIDTH, param, validate_fields
 from mva.results import ResultMixin, with_inputs
 from mva._validate import (as_float_array, check_choice, check_nonnegative, check_positive,
                            scalar_or_array)
@@ -164,29 +164,33 @@ class CommParams:
     >>> CommParams(io_bus_bandwidth=0)
     Traceback (most recent call last):
     ...
-    ValueError: io_bus_bandwidth must be > 0 (inf allowed); got 0.0
+    ValueError: io_bus_bandwidth must be >= 1e-09; got 0.0
     """
 
     host_overhead: Any = param(symbol="o_host", meaning="host cycles busy sending one message",
-                               unit="cycles/message", low=0, valid=(0, 5000), default=600.0)
+                               unit="cycles/message", low=0, high=MAX_TIME, valid=(0, 5000),
+                               default=600.0)
     ni_occupancy: Any = param(symbol="o_ni", meaning="sending NI cycles per packet",
-                              unit="cycles/packet", low=0, valid=(0, 5000), default=1000.0)
+                              unit="cycles/packet", low=0, high=MAX_TIME, valid=(0, 5000),
+                              default=1000.0)
     ni_recv_occupancy: Any = param(symbol="o_ni_recv", meaning="receiving NI cycles per packet "
                                    "(default ni_occupancy)", unit="cycles/packet", low=0,
+                                   high=MAX_TIME,
                                    optional=True, default=None)
     io_bus_bandwidth: Any = param(symbol="B_io", meaning="I/O bus bandwidth", unit="bytes/cycle",
-                                  low=0, low_open=True, allow_inf=True, valid=(0.1, 4),
+                                  low=MIN_BANDWIDTH, allow_inf=True, valid=(0.1, 4),
                                   scale="log", default=0.5)
     message_handling: Any = param(symbol="o_msg", meaning="polling cost from queue head to "
-                                  "handler start", unit="cycles/message", low=0, valid=(0, 1000),
+                                  "handler start", unit="cycles/message", low=0, high=MAX_TIME,
+                                  valid=(0, 1000),
                                   default=200.0)
     link_latency: Any = param(symbol="l_link", meaning="hardware link latency", unit="cycles",
-                              low=0, valid=(0, 100), default=20.0)
+                              low=0, high=MAX_TIME, valid=(0, 100), default=20.0)
     link_bandwidth: Any = param(symbol="B_link", meaning="link bandwidth", unit="bytes/cycle",
-                                low=0, low_open=True, allow_inf=True, valid=(0.5, 8),
+                                low=MIN_BANDWIDTH, allow_inf=True, valid=(0.5, 8),
                                 scale="log", default=2.0)
-    max_packet: Any = param(symbol="MTU", meaning="largest packet", unit="bytes", low=0,
-                            low_open=True, valid=(256, 8192), scale="log", default=4096.0)
+    max_packet: Any = param(symbol="MTU", meaning="largest packet", unit="bytes", low=1,
+                            high=MAX_COUNT, valid=(256, 8192), scale="log", default=4096.0)
 
     def __post_init__(self) -> None:
         s = object.__setattr__
@@ -238,22 +242,26 @@ class ProtocolParams:
     """
 
     page_protection: Any = param(symbol="c_prot", meaning="mprotect cost per page",
-                                 unit="cycles/page", low=0, valid=(0, 500), default=50.0)
+                                 unit="cycles/page", low=0, high=MAX_TIME, valid=(0, 500),
+                                 default=50.0)
     diff_compare: Any = param(symbol="c_cmp", meaning="diff creation: per word compared with "
-                              "the twin", unit="cycles/word", low=0, valid=(0, 50), default=10.0)
+                              "the twin", unit="cycles/word", low=0, high=MAX_TIME, valid=(0, 50),
+                              default=10.0)
     diff_word: Any = param(symbol="c_dw", meaning="diff creation: per word put in the diff",
-                           unit="cycles/word", low=0, valid=(0, 50), default=10.0)
+                           unit="cycles/word", low=0, high=MAX_TIME, valid=(0, 50), default=10.0)
     diff_apply: Any = param(symbol="c_app", meaning="per diff word applied at the home",
-                            unit="cycles/word", low=0, valid=(0, 50), default=10.0)
+                            unit="cycles/word", low=0, high=MAX_TIME, valid=(0, 50), default=10.0)
     twin_creation: Any = param(symbol="c_twin", meaning="cost of one twin (page copy)",
-                               unit="cycles/twin", low=0, valid=(0, 20000), default=10000.0)
+                               unit="cycles/twin", low=0, high=MAX_TIME, valid=(0, 20000),
+                               default=10000.0)
     handler_base: Any = param(symbol="H_0", meaning="basic cost of a protocol handler",
-                              unit="cycles", low=0, valid=(0, 500), default=100.0)
+                              unit="cycles", low=0, high=MAX_TIME, valid=(0, 500), default=100.0)
     write_notice: Any = param(symbol="c_wn", meaning="per write-notice element traversed",
-                              unit="cycles/element", low=0, valid=(0, 100), default=20.0)
+                              unit="cycles/element", low=0, high=MAX_TIME, valid=(0, 100),
+                              default=20.0)
     page_bytes: Any = param(symbol="page", meaning="page size (coherence unit of HLRC)",
-                            unit="bytes", low=0, low_open=True, default=4096.0)
-    word_bytes: Any = param(symbol="word", meaning="word size", unit="bytes", low=0,
+                            unit="bytes", low=0, high=MAX_COUNT, low_open=True, default=4096.0)
+    word_bytes: Any = param(symbol="word", meaning="word size", unit="bytes", low=0, high=MAX_COUNT,
                             low_open=True, default=4.0)
 
     def __post_init__(self) -> None:
@@ -1030,57 +1038,61 @@ class AppProfile:
     >>> AppProfile(sequential_time=1e9, imbalance=0.5)
     Traceback (most recent call last):
     ...
-    ValueError: imbalance must be >= 1; got 0.5
+    ValueError: imbalance must lie in [1, 1e+15]; got 0.5
     """
 
     sequential_time: Any = param(
         symbol="sequential_time", meaning="cycles of the best sequential version",
-        unit="cycles", low=0, low_open=True, valid=(1e8, 1e10), scale="log", typical=1.6e9)
+        unit="cycles", low=0, high=MAX_TIME, low_open=True, valid=(1e8, 1e10), scale="log",
+        typical=1.6e9)
     processors: Any = param(
         symbol="processors", meaning="processors (one per node)",
-        unit="", low=1, valid=(2, 64), scale="log", default=16.0)
+        unit="", low=1, high=MAX_COUNT, valid=(2, 64), scale="log", default=16.0)
     imbalance: Any = param(
         symbol="imbalance", meaning="load imbalance (busiest / mean work)",
-        unit="", low=1, valid=(1, 2), default=1.0)
+        unit="", low=1, high=MAX_COUNT, valid=(1, 2), default=1.0)
     block_fetches: Any = param(
         symbol="block_fetches", meaning="fine-grained (SC) remote block fetches per processor",
-        unit="", low=0, valid=(0, 1e6), default=0.0)
+        unit="", low=0, high=MAX_COUNT, valid=(0, 1e6), default=0.0)
     block_size: Any = param(
         symbol="block_size", meaning="SC coherence block",
-        unit="bytes", low=0, low_open=True, valid=(32, 4096), scale="log", default=64.0)
+        unit="bytes", low=0, high=MAX_COUNT, low_open=True, valid=(32, 4096), scale="log",
+        default=64.0)
     page_fetches: Any = param(
         symbol="page_fetches", meaning="HLRC page faults fetching from the home per processor",
-        unit="", low=0, valid=(0, 1e5), default=0.0)
+        unit="", low=0, high=MAX_COUNT, valid=(0, 1e5), default=0.0)
     diffs: Any = param(
         symbol="diffs", meaning="diffs created and sent to homes per processor",
-        unit="", low=0, valid=(0, 1e5), default=0.0)
+        unit="", low=0, high=MAX_COUNT, valid=(0, 1e5), default=0.0)
     diff_words: Any = param(
         symbol="diff_words", meaning="mean words per diff",
-        unit="words", low=0, valid=(0, 1024), default=16.0)
+        unit="words", low=0, high=MAX_COUNT, valid=(0, 1024), default=16.0)
     twins: Any = param(
         symbol="twins", meaning="twins created per processor",
-        unit="", low=0, valid=(0, 1e5), default=0.0)
+        unit="", low=0, high=MAX_COUNT, valid=(0, 1e5), default=0.0)
     protections: Any = param(
         symbol="protections", meaning="extra pages mprotect-ed per processor",
-        unit="", low=0, valid=(0, 1e5), default=0.0)
+        unit="", low=0, high=MAX_COUNT, valid=(0, 1e5), default=0.0)
     write_notices: Any = param(
         symbol="write_notices", meaning="write-notice elements traversed per processor",
-        unit="", low=0, valid=(0, 1e6), default=0.0)
+        unit="", low=0, high=MAX_COUNT, valid=(0, 1e6), default=0.0)
     messages: Any = param(
         symbol="messages", meaning="other one-way handler messages per processor",
-        unit="", low=0, valid=(0, 1e6), default=0.0)
+        unit="", low=0, high=MAX_COUNT, valid=(0, 1e6), default=0.0)
     message_size: Any = param(
         symbol="message_size", meaning="size of those messages",
-        unit="bytes", low=0, low_open=True, valid=(16, 4096), scale="log", default=64.0)
+        unit="bytes", low=0, high=MAX_COUNT, low_open=True, valid=(16, 4096), scale="log",
+        default=64.0)
     locks: Any = param(
         symbol="locks", meaning="remote lock acquires per processor",
-        unit="", low=0, valid=(0, 1e5), default=0.0)
+        unit="", low=0, high=MAX_COUNT, valid=(0, 1e5), default=0.0)
     barriers: Any = param(
         symbol="barriers", meaning="barriers per processor",
-        unit="", low=0, valid=(0, 1e4), default=0.0)
+        unit="", low=0, high=MAX_COUNT, valid=(0, 1e4), default=0.0)
     request_size: Any = param(
         symbol="request_size", meaning="size of requests, grants and synchronization messages",
-        unit="bytes", low=0, low_open=True, valid=(8, 256), scale="log", default=16.0)
+        unit="bytes", low=0, high=MAX_COUNT, low_open=True, valid=(8, 256), scale="log",
+        default=16.0)
 
     def __post_init__(self) -> None:
         for name, v in validate_fields(self).items():

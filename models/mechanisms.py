@@ -36,7 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mva.open import mg1_wait
-from mva.params import param, validate_fields
+from mva.params import MAX_COUNT, MAX_TIME, MIN_BANDWIDTH, param, validate_fields
 from mva.results import ResultMixin, with_inputs
 from mva._validate import check_choice, check_nonnegative, check_positive, scalar_or_array
 
@@ -450,78 +450,89 @@ class MechanismParams:
     """
 
     bisection_bandwidth: Any = param(
-        symbol="bisection_bandwidth", meaning="bisection bandwidth", unit="bytes/cycle", low=0,
-        low_open=True, allow_inf=True, valid=(0.5, 256), scale="log", default=18.0)
+        symbol="bisection_bandwidth", meaning="bisection bandwidth", unit="bytes/cycle",
+        low=MIN_BANDWIDTH, allow_inf=True, valid=(0.5, 256), scale="log", default=18.0)
     latency: Any = param(
         symbol="latency", meaning="unloaded one-way network latency", unit="cycles", low=0,
+        high=MAX_TIME,
         valid=(1, 1000), scale="log", default=15.0)
     processors: Any = param(
-        symbol="processors", meaning="processors P", unit="", low=0, low_open=True,
+        symbol="processors", meaning="processors P", unit="", low=0, high=MAX_COUNT, low_open=True,
         valid=(2, 1024), scale="log", default=32.0)
     channels: Any = param(
-        symbol="channels", meaning="links across the bisection", unit="", low=0, low_open=True,
+        symbol="channels", meaning="links across the bisection", unit="", low=0, high=MAX_COUNT,
+        low_open=True,
         valid=(1, 64), scale="log", default=8.0)
     cross_fraction: Any = param(
         symbol="cross_fraction", meaning="fraction of messages crossing the bisection", unit="",
         low=0, low_open=True, high=1, valid=(0.1, 1), default=0.5)
     compute: Any = param(
         symbol="compute", meaning="computation per communicated value", unit="cycles/value", low=0,
+        high=MAX_TIME,
         valid=(10, 10000), scale="log", default=200.0)
     values: Any = param(
         symbol="values", meaning="communicated values per processor", unit="", low=0,
+        high=MAX_COUNT,
         low_open=True, valid=(10, 100000.0), scale="log", default=1000.0)
     value_bytes: Any = param(
-        symbol="value_bytes", meaning="bytes of a value", unit="bytes", low=0, low_open=True,
+        symbol="value_bytes", meaning="bytes of a value", unit="bytes", low=0, high=MAX_COUNT,
+        low_open=True,
         default=8.0)
     line_bytes: Any = param(
-        symbol="line_bytes", meaning="bytes of a cache line", unit="bytes", low=0, low_open=True,
+        symbol="line_bytes", meaning="bytes of a cache line", unit="bytes", low=0, high=MAX_COUNT,
+        low_open=True,
         default=16.0)
     header_bytes: Any = param(
         symbol="header_bytes", meaning="bytes of a message header", unit="bytes", low=0,
+        high=MAX_COUNT,
         default=8.0)
     ref_bytes: Any = param(
         symbol="ref_bytes", meaning="packet size at which latency is quoted", unit="bytes",
-        low=0, default=24.0)
+        low=0, high=MAX_COUNT, default=24.0)
     sm_messages: Any = param(
         symbol="sm_messages", meaning="shared-memory messages per value",
-        unit="messages/value", low=0,
+        unit="messages/value", low=0, high=MAX_COUNT,
         low_open=True, default=4.0)
     sm_round_trips: Any = param(
         symbol="sm_round_trips",
         meaning="shared-memory round trips per value on the critical path", unit="", low=0,
+        high=MAX_COUNT,
         default=2.0)
     sm_occupancy: Any = param(
         symbol="sm_occupancy", meaning="controller and memory time per round trip",
-        unit="cycles", low=0, valid=(0, 500), default=20.0)
+        unit="cycles", low=0, high=MAX_TIME, valid=(0, 500), default=20.0)
     prefetch_coverage: Any = param(
         symbol="prefetch_coverage", meaning="fraction of values prefetched", unit="", low=0,
         high=1, valid=(0, 1), default=0.8)
     prefetch_distance: Any = param(
         symbol="prefetch_distance", meaning="values of computation between prefetch and use",
-        unit="values", low=0, default=2.0)
+        unit="values", low=0, high=MAX_COUNT, default=2.0)
     prefetch_overhead: Any = param(
         symbol="prefetch_overhead", meaning="cycles to issue a prefetch", unit="cycles", low=0,
+        high=MAX_TIME,
         default=2.0)
     interrupt_overhead: Any = param(
         symbol="interrupt_overhead",
         meaning="processor cycles per message received by interrupt", unit="cycles/message", low=0,
+        high=MAX_TIME,
         valid=(10, 1000), scale="log", default=157.0)
     polling_overhead: Any = param(
         symbol="polling_overhead", meaning="processor cycles per message received by polling",
-        unit="cycles/message", low=0, valid=(10, 1000), scale="log", default=102.0)
+        unit="cycles/message", low=0, high=MAX_TIME, valid=(10, 1000), scale="log", default=102.0)
     values_per_message: Any = param(
         symbol="values_per_message", meaning="values carried by one fine-grained message",
-        unit="", low=0, low_open=True, default=1.0)
+        unit="", low=0, high=MAX_COUNT, low_open=True, default=1.0)
     slack: Any = param(
         symbol="slack",
         meaning="independent work overlapping one message latency (default compute)",
-        unit="cycles", low=0, optional=True, default=None)
+        unit="cycles", low=0, high=MAX_TIME, optional=True, default=None)
     bulk_values: Any = param(
         symbol="bulk_values", meaning="values per bulk (DMA) transfer", unit="", low=0,
+        high=MAX_COUNT,
         low_open=True, valid=(1, 1024), scale="log", default=16.0)
     gather_scatter: Any = param(
         symbol="gather_scatter", meaning="gather plus scatter cost per cache line of bulk data",
-        unit="cycles/line", low=0, valid=(0, 200), default=60.0)
+        unit="cycles/line", low=0, high=MAX_TIME, valid=(0, 200), default=60.0)
 
     def __post_init__(self) -> None:
         if self.slack is None:
@@ -646,6 +657,11 @@ def _solve_arrays(p: dict[str, np.ndarray], mech: str, *, tol: float = 1e-12,
         return np.where(np.isfinite(v), v, -1.0)
 
     lo = np.maximum(t_nocong, bound * (1.0 + 1e-9))
+    # a bisection far slower than everything else (bound above 1e9 times the other
+    # times): the root lies within 1e-9 of the bound, where the wait at lo is still
+    # short against T; the bracket then starts at the bound itself (utilization 1, f < 0)
+    at_bound = (bound * (1.0 + 1e-9) > t_nocong) & (f(lo) > 0)
+    lo = np.where(at_bound, np.broadcast_to(bound, shape), lo)
     T1 = np.maximum(t_nocong, 2.0 * bound)
     hi = np.maximum(T1, total(T1))
     hi = np.maximum(hi, lo)

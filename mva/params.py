@@ -71,6 +71,17 @@ SCALES = ("linear", "log")
 #: (1e200-1e299) and Markov chains' rates underflow (1e308)
 MAX_TIME = 1e15
 
+#: largest count or size (messages, values, bytes, processors) a model declares
+#: (``high=MAX_COUNT``): a count times a per-item cost of up to :data:`MAX_TIME` stays
+#: far inside double precision (the layers and mechanisms models returned inf for
+#: counts, sizes and costs near 1e308)
+MAX_COUNT = 1e15
+
+#: smallest bandwidth a model declares (``low=MIN_BANDWIDTH``, bytes per cycle): a
+#: size of up to :data:`MAX_COUNT` bytes over it stays finite (a bandwidth of 5e-324
+#: gave infinite transfer times)
+MIN_BANDWIDTH = 1e-9
+
 _MISSING = dataclasses.MISSING
 
 

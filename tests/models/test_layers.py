@@ -473,3 +473,55 @@ def test_whatif_names_bad_layer_code_first():
         ly.whatif(["AO", "Q"], sequential_time=1e9)
     with pytest.raises(ValueError, match="sequential_time"):
         ly.whatif("AO")
+
+
+# -- declared ends: no silent inf at extreme inputs -------------------------------
+
+def _bounded(cls):
+    from mva.params import declarations
+
+    return [(cls, n, d) for n, d in declarations(cls).items()
+            if d.high is not None or (d.low is not None and d.low > 0)]
+
+
+def _layers_outputs(obj):
+    if isinstance(obj, CommParams):
+        return [message_cost(obj), block_fetch(obj), page_fetch(obj), fetch_contention(obj)]
+    if isinstance(obj, ProtocolParams):
+        return [block_fetch(None, obj), page_fetch(None, obj), fetch_contention(None, obj)]
+    return [speedup(obj)]
+
+
+def _finite(res):
+    """Every number finite, unless the result says it is saturated (NaN there, flagged)."""
+    import dataclasses
+
+    if np.any(getattr(res, "saturated", False)):
+        return
+    for f in dataclasses.fields(res):
+        v = getattr(res, f.name)
+        if isinstance(v, (float, np.ndarray)) and not isinstance(v, bool):
+            assert np.all(np.isfinite(np.asarray(v, dtype=float))), f.name
+
+
+_APP = {"sequential_time": 1.6e9, "block_fetches": 1e4, "page_fetches": 1e3, "diffs": 100.0,
+        "twins": 100.0, "messages": 1e3, "locks": 10.0, "barriers": 10.0}
+
+
+@pytest.mark.parametrize("cls, name, decl", _bounded(CommParams) + _bounded(ProtocolParams)
+                         + _bounded(AppProfile), ids=lambda x: getattr(x, "__name__", None)
+                         if isinstance(x, type) else (x if isinstance(x, str) else ""))
+def test_declared_ends_give_finite_results(cls, name, decl):
+    """Every bounded parameter at its declared end (costs MAX_TIME, counts and sizes
+    MAX_COUNT, bandwidths MIN_BANDWIDTH) gives finite results everywhere or a result flagged
+    saturated, and a value past the end is refused naming the parameter (a cost of 1e308,
+    a bandwidth of 5e-324 gave inf silently before)."""
+    make = (lambda **kw: AppProfile(**dict(_APP, **kw))) if cls is AppProfile else cls
+    ends = [e for e in (decl.low, decl.high) if e is not None and math.isfinite(e) and e != 0]
+    for end in ends:
+        for res in _layers_outputs(make(**{name: end})):
+            _finite(res)
+    past = 1e308 if decl.high is not None else 5e-324
+    if decl.high is not None or decl.low > 5e-324:
+        with pytest.raises(ValueError, match=name):
+            make(**{name: past})

@@ -378,3 +378,29 @@ def test_sweep_mechanisms_validated_with_allowed_values():
     with pytest.raises(argparse.ArgumentTypeError, match=r"unknown mechanism 'telepathy'; allowed"):
         _mech_list("polling,telepathy")
     assert _mech_list("sm, poll") == ["shared_memory", "polling"]
+
+
+@pytest.mark.parametrize("name", [n for n, d in __import__("mva.params", fromlist=["x"])
+                                  .declarations(__import__("models.mechanisms", fromlist=["x"])
+                                                .MechanismParams).items()
+                                  if d.high is not None or (d.low is not None and d.low > 0)])
+def test_declared_ends_give_finite_results(name):
+    """Every bounded parameter at its declared end gives a finite time and utilization for
+    every mechanism, and a value past it is refused naming it (a compute, value count or
+    channel count of 1e308 gave inf silently before)."""
+    from mva.params import declarations
+    from models.mechanisms import MECHANISMS, MechanismParams, solve
+
+    d = declarations(MechanismParams)[name]
+    ends = [e for e in (d.low, d.high) if e is not None and math.isfinite(e) and e != 0]
+    for end in ends:
+        for mech in MECHANISMS:
+            try:
+                r = solve(MechanismParams(**{name: end}), mech)
+            except ValueError as exc:       # a cross-field rule (sm_messages >= 2 round trips)
+                assert "sm_" in str(exc)
+                continue
+            assert np.all(np.isfinite(r.time)) and np.all(np.isfinite(r.utilization))
+    if d.high is not None and d.high < 1e308:
+        with pytest.raises(ValueError, match=name):
+            MechanismParams(**{name: 1e308})
