@@ -2488,7 +2488,7 @@ def _episode_clearing(lam_s: float, S: float, V: float,
         elif h(lo) <= 0.0:
             root = lo
         else:
-            root = brentq(h, lo, hi, xtol=1e-9 * (S + hi), maxiter=200)
+            root = brentq(h, lo, hi, xtol=1e-13 * (S + hi), maxiter=200)
         _, drain, varD = g(root)
         return root, drain, varD, it
 

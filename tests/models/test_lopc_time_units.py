@@ -2,7 +2,9 @@
 
 A grid whose non-zero times lie within ``GRID_UNIT_RANGE`` of each other is
 scaled by one power of two instead of one per point (no grid-sized copies of
-the times); the results must be bit-identical to per-point units.
+the times); the results must equal per-point units' to rounding: bit for bit up to
+numpy 2.3, within 1e-14 relative since (numpy 2.4's SIMD loops round some broadcast and
+contiguous operands an ulp apart: 8 of 60,000 values of the open mesh differed by 1.1e-15).
 """
 
 import warnings
@@ -29,10 +31,17 @@ def _solve_both(p):
 
 
 def _assert_same(grid, point):
+    # relative to R's scale as well: the contention is R less its contention-free part, so
+    # an ulp of R is a larger part of it
+    scale = np.abs(np.asarray(point.R, dtype=float))
     for k in _FIELDS:
-        np.testing.assert_array_equal(np.asarray(getattr(grid, k)),
-                                      np.asarray(getattr(point, k)), err_msg=k)
-    assert grid.iterations == point.iterations and grid.residual == point.residual
+        np.testing.assert_array_less(
+            np.abs(np.asarray(getattr(grid, k), dtype=float)
+                   - np.asarray(getattr(point, k), dtype=float)),
+            1e-14 * np.maximum(np.abs(np.asarray(getattr(point, k), dtype=float)), scale)
+            + 1e-300, err_msg=k)
+    assert grid.iterations == point.iterations
+    assert grid.residual == pytest.approx(point.residual, rel=1e-9, abs=1e-300)
 
 
 @settings(max_examples=40, deadline=None)
