@@ -1055,8 +1055,7 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
         n, h, servers = N, N, 1
     sources = max(1.0, 4.0 * h * r / (h + r))
     out: dict[str, Any] = {"visits": 4.0, "threads": n, "sources": sources, "servers": servers,
-                           "S": O,
-           "cs2": cO, "phi": 1.0}
+                           "S": O, "cs2": cO, "phi": 1.0}
     rr = dispatch == "round_robin" and K > 1
     pop = int(round(clusters * (N if rr else S)))
     if (O > 0 and (K == 1 or dispatch != "static")
@@ -1152,15 +1151,35 @@ def _station_effective(station: dict[str, Any], lam_o: float, Ro: float) -> tupl
     return R_o, Q_o
 
 
+#: one PE per cluster on at most this many clusters (and more than
+#: :data:`models._node.FULL_MAX_P`), with a variable or exponential handler, is solved
+#: as LoPC solves its machine there (:data:`models.lopc.WHOLE_MAX_P`): the whole machine
+#: as one lumped chain of unordered channels.  The node chain alone was up to 8.7% low at
+#: handler-bound points of four clusters (a fresh seed-7 design: the 30 such points went
+#: from 1.39 / 8.11 / 8.67% to 0.51 / 1.82 / 2.05%, mean / p95 / max of R)
+WHOLE_MAX_CLUSTERS = 4
+
+
+def _whole_lumped(N: float, K: int, clusters: int, o: float, ch: float) -> bool:
+    """One PE per cluster on at most :data:`WHOLE_MAX_CLUSTERS` clusters with a variable or
+    exponential handler: the whole-machine chain of :func:`_solve_small_point`."""
+    from models._node import handler_ph
+
+    return (N == 1 and K == 1 and clusters <= WHOLE_MAX_CLUSTERS and o > 0
+            and (ch > 1.0 or len(handler_ph(o, ch)[0]) == 1))
+
+
 def _solve_small_point(W: float, o: float, l_: float, O: float, L: float, ch: float, cO: float,
                        P: int, station: dict[str, Any], tol: float,
                        max_iter: int) -> dict[str, Any]:
-    """A machine of ``P <= FULL_MAX_P`` PEs (one per cluster): the whole-machine chain.
+    """One PE per cluster on at most three clusters, or four (:data:`WHOLE_MAX_CLUSTERS`):
+    the whole-machine chain.
 
     With one PE per cluster every request goes to a uniformly chosen other
     PE, as in LoPC, so the PEs, their threads and their FCFS handler queues
-    are LoPC's whole-machine chain (:func:`models._node.solve_full`, FIFO
-    channels, Erlang latency) with the one-way latency ``l + L + 2 R_o``
+    are LoPC's whole-machine chain (:func:`models._node.solve_full`: FIFO
+    channels and Erlang latency up to three PEs, LoPC's lumped chain of
+    unordered channels at four) with the one-way latency ``l + L + 2 R_o``
     (the two intra-cluster hops of ``l/2``, the inter-cluster hop and two
     INI residences).  ``R_o`` comes from the INI station chain
     (:func:`models._node.station_effective`) fed at the chain's cycle rate;
@@ -1168,16 +1187,17 @@ def _solve_small_point(W: float, o: float, l_: float, O: float, L: float, ch: fl
     The node chain's finite-source view of the other threads is poorest in
     such machines (two PEs in lockstep: -26% of ``R`` on the seed-7 design).
     """
-    from models._node import solve_full
+    from models._node import FULL_MAX_P, solve_full
     from models.lopc import LATENCY_STAGES
 
     k = LATENCY_STAGES.get(P, 1)
+    fifo = P <= FULL_MAX_P      # beyond: LoPC's lumped chain of unordered channels
     if O == 0.0:             # no INI time: the whole-machine chain alone
-        f = solve_full(P, W, o, ch, l_ + L, latency_stages=k)
+        f = solve_full(P, W, o, ch, l_ + L, latency_stages=k, fifo=fifo)
         return dict(f, R_o=0.0, Q_o=0.0)
 
     def g(Ro: float) -> tuple[float, dict[str, Any], float]:
-        f = solve_full(P, W, o, ch, l_ + L + 2.0 * Ro, latency_stages=k)
+        f = solve_full(P, W, o, ch, l_ + L + 2.0 * Ro, latency_stages=k, fifo=fifo)
         lam_o = station["threads"] * station["visits"] / f["R"]
         Ron, Qo = _station_effective(station, lam_o, Ro)
         return Ron - Ro, f, Qo
@@ -1339,7 +1359,7 @@ def _solve_node_point(W: float, o: float, l_: float, O: float, L: float, ch: flo
         v = {"R": Rn, "R_w": W, "R_p": 0.0, "R_q": 0.0, "R_y": 0.0, "Q_q": 0.0, "Q_y": 0.0,
              "R_o": Ro, "Q_o": Qo, "converged": abs(Rn - R) <= tol * R, "iterations": it,
              "residual": abs(Rn - R) / R}
-    elif S * clusters <= FULL_MAX_P and K == 1:
+    elif (S * clusters <= FULL_MAX_P and K == 1) or _whole_lumped(N, K, clusters, o, ch):
         v = _solve_small_point(W, o, l_, O, L, ch, cO, int(round(S * clusters)), station, tol,
                                max_iter)
     else:

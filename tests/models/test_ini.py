@@ -744,3 +744,20 @@ def test_revisit_station_only_where_declared(monkeypatch, change, used):
         monkeypatch.setattr(_node, "REVISIT_MAX_HOME", 0)
         b = float(solve(p).R)
     assert (a != b) == used
+
+
+@pytest.mark.parametrize("clusters, cs2_o", [(2, 0.5), (3, 0.5), (2, 4.0), (3, 1.0), (4, 1.0),
+                                             (4, 4.0)])
+def test_one_pe_per_cluster_without_ini_time_is_lopc(clusters, cs2_o):
+    """One PE per cluster and no INI time: every request goes to a uniformly chosen other PE
+    across l + L, which is LoPC's machine of P = clusters; the default methods agree to
+    rounding (up to four clusters both solve the whole machine as one chain: ordered
+    channels up to three, LoPC's lumped chain of unordered channels at four with a variable
+    or exponential handler)."""
+    from models.lopc import LoPCParams
+    from models.lopc import solve as solve_lopc
+
+    a = float(solve(INIParams(N=1, K=1, clusters=clusters, W=300.0, o=150.0, O=0.0, l=40.0,
+                              L=60.0, cs2_o=cs2_o, cs2_O=1.0)).R)
+    b = float(solve_lopc(LoPCParams(P=clusters, W=300.0, o=150.0, L=100.0, cs2=cs2_o)).R)
+    assert a == pytest.approx(b, rel=1e-12)
