@@ -82,7 +82,8 @@ def _stored() -> list[dict[str, Any]]:
 def _clear() -> None:
     from models import _node
 
-    for name in ("_chain", "_station_structure", "_pair_structure", "_revisit_structure"):
+    for name in ("_chain", "_station_structure", "_pair_structure", "_revisit_structure",
+                 "_full_structure"):
         getattr(_node, name).cache_clear()
     _node._CAP_HINT.clear()
     _node._REVISIT_HINT.clear()
@@ -122,21 +123,33 @@ def _ms(t: Any) -> dict[str, float]:
             "max": round(float(t.max()), 1)}
 
 
+def before_after(rows: list[dict[str, Any]], module: Any, knob: str,
+                 old: Any) -> tuple[Any, ...]:
+    """``R`` error (%) and cost of ``rows`` now and with ``module.knob = old`` (before):
+    ``(before, after, errors before, errors after, cold before, warm before, cold after,
+    warm after)``."""
+    import numpy as np
+
+    sim = np.array([r["R"] for r in rows], dtype=float)
+    after, cold_a, warm_a = _solve(rows)
+    keep = getattr(module, knob)
+    setattr(module, knob, old)
+    try:
+        before, cold_b, warm_b = _solve(rows)
+    finally:
+        setattr(module, knob, keep)
+    return (before, after, 100 * (before / sim - 1), 100 * (after / sim - 1), cold_b, warm_b,
+            cold_a, warm_a)
+
+
 def compare(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     import numpy as np
 
     from models import _node
 
     rows = [r for r in rows if not r["saturated"] and r["R"]]
-    sim = np.array([r["R"] for r in rows], dtype=float)
-    after, cold_a, warm_a = _solve(rows)
-    keep = _node.REVISIT_MAX_HOME
-    _node.REVISIT_MAX_HOME = 0
-    try:
-        before, cold_b, warm_b = _solve(rows)
-    finally:
-        _node.REVISIT_MAX_HOME = keep
-    eb, ea = 100 * (before / sim - 1), 100 * (after / sim - 1)
+    before, after, eb, ea, cold_b, warm_b, cold_a, warm_a = before_after(
+        rows, _node, "REVISIT_MAX_HOME", 0)
     used = np.abs(after - before) > 1e-12 * np.abs(before)
     out = {"set": name, "points": len(rows), "changed": int(used.sum()),
            "before_all": _stats(eb), "after_all": _stats(ea),

@@ -27,9 +27,7 @@ import argparse
 import json
 import os
 import sys
-import time
 import warnings
-from typing import Any
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -39,31 +37,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "ini_whole_four.json")
 
 
-def _solve(rows: list[dict[str, Any]]) -> tuple[Any, Any, Any]:
-    import numpy as np
-
-    from benchmarks.ini_revisit import _clear
-    from models import _node
-    from models.ini import INIParams, solve
-
-    R, cold, warm = [], [], []
-    for r in rows:
-        p = INIParams(**r["fields"])
-        _clear()
-        _node._full_structure.cache_clear()
-        t = time.perf_counter()
-        R.append(float(solve(p).R))
-        cold.append(1e3 * (time.perf_counter() - t))
-        t = time.perf_counter()
-        solve(p)
-        warm.append(1e3 * (time.perf_counter() - t))
-    return np.array(R), np.array(cold), np.array(warm)
-
-
 def main(argv: list[str] | None = None) -> None:
-    import numpy as np
-
-    from benchmarks.ini_revisit import _ms, _stats
+    from benchmarks.ini_revisit import _ms, _stats, before_after
     from models import ini
     from validation.domain import design_points, simulate_point
 
@@ -82,15 +57,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"simulated {k} / {len(pts)} (point {p['i']})", flush=True)
         if not d.get("saturated") and d.get("R"):
             rows.append({"i": p["i"], "fields": f, "R": d["R"], "U_h": d.get("U_h")})
-    sim = np.array([r["R"] for r in rows])
-    after, cold_a, warm_a = _solve(rows)
-    keep = ini.WHOLE_MAX_CLUSTERS
-    ini.WHOLE_MAX_CLUSTERS = 3
-    try:
-        before, cold_b, warm_b = _solve(rows)
-    finally:
-        ini.WHOLE_MAX_CLUSTERS = keep
-    eb, ea = 100 * (before / sim - 1), 100 * (after / sim - 1)
+    _, _, eb, ea, cold_b, warm_b, cold_a, warm_a = before_after(rows, ini,
+                                                                "WHOLE_MAX_CLUSTERS", 3)
     res = {"command": f"python -m benchmarks.ini_whole_four --points {a.points} --seed {a.seed}",
            "points": len(rows), "before": _stats(eb), "after": _stats(ea),
            "cost_before": {"cold": _ms(cold_b), "warm": _ms(warm_b)},
