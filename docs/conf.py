@@ -59,6 +59,14 @@ GENERATED_DIRECTIVES = ("model-table", "computed-table", "cli-output", "plot")
 
 
 def setup(app):  # noqa: D103 - Sphinx hook
+    # sphinx-mathjax-offline only sets ``mathjax_path`` and copies its files when the build
+    # finishes; it keeps nothing in the environment but does not say so, and Sphinx then
+    # reads every page in one process.  Declared here, ``sphinx -j auto`` (the CI's build)
+    # runs the pages' generated tables on every core.
+    offline = app.extensions.get("sphinx-mathjax-offline")
+    if offline is not None:
+        offline.parallel_read_safe = True
+        offline.parallel_write_safe = True
     if not SKIP_GENERATED:
         return {"parallel_read_safe": True}
     from docutils import nodes

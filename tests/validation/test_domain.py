@@ -16,8 +16,11 @@ from validation import domain as D
 def test_design_is_reproducible_and_inside_the_declared_domain(family):
     from validation.compare import _params_class
 
-    a = D.design_points(family, 16, seed=5)
-    assert a == D.design_points(family, 16, seed=5)     # (PDQ: saturation loads recalled)
+    # PDQ's points each bisect four saturation loads (17 model solves apiece, some at the
+    # model's fold): 6 points there keep this test off the suite's critical path
+    n = 6 if family == "pdq" else 16
+    a = D.design_points(family, n, seed=5)
+    assert a == D.design_points(family, n, seed=5)      # (PDQ: saturation loads recalled)
     D._saturation_load.cache_clear()                     # ... and recomputed
     b = D.design_points(family, 2, seed=5)
     assert b == a[:len(b)]
@@ -34,7 +37,7 @@ def test_design_is_reproducible_and_inside_the_declared_domain(family):
     variants = [p["variant"] for p in a]
     if family == "policy":
         assert all(p["p"] >= 2 for p in a if p["variant"] == "fixed")
-        assert variants.count("floating") == variants.count("single") == 16
+        assert variants.count("floating") == variants.count("single") == n
     if family == "pdq":
         for p in a:
             if p["variant"] == "partitioned":
