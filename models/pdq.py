@@ -578,6 +578,29 @@ def _drain_grid(cs2: Shape, lam_s: float, batch: Shape | None = None) -> tuple[n
     return t, Fc, sf(Gc, x) - sf(Gc, x + T), sf(Fc, x + T), w[None, :]
 
 
+@functools.lru_cache(maxsize=256)
+def _shift_weights(cs2: Shape, lam_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``t + T`` falls on the grid ``t`` of ``_drain_grid(cs2, lam_s)``: ``(j, f)``.
+
+    ``T`` are the free period's Gauss-Laguerre nodes (columns).  A function ``F``
+    on the grid is ``F[j] + f (F[j + 1] - F[j])`` at ``t + T`` (linear
+    interpolation, as :func:`numpy.interp`), and ``j = -1`` marks the points past
+    the grid's end.  The drain interpolates a batch's distribution there at every
+    step of the episodes' fixed point (:func:`_batch_cases`); the positions depend
+    only on the grid, so they are searched for once.
+    """
+    t = _drain_grid(cs2, lam_s)[0]
+    x = t[:, None] + (_LAGUERRE[0] / max(lam_s, 1e-300))[None, :]
+    j = np.clip(np.searchsorted(t, x, side="right") - 1, 0, t.size - 2)
+    past = x > t[-1]
+    j[past] = -1
+    width = t[j + 1] - t[j]
+    # (a zero width only where x is the grid's last, repeated point: its value, f = 1)
+    f = np.where(past, 0.0, np.where(width > 0.0, (x - t[j]) / np.where(width > 0.0, width, 1.0),
+                                     1.0))
+    return j, f
+
+
 def _released_cdf(t: np.ndarray, cs2: float, nu: float, J: float, k: int, theta: float
                   ) -> np.ndarray:
     r"""``P(every member of a released batch is done by t)`` on multiplexed processors.
@@ -731,7 +754,8 @@ def _drain_moments(cs2: Shape, lam_o: float, lam_s: float, nu: float, nu_b: floa
     once, as above.
     """
     t, Fc, dG, FcT, w = _drain_grid(_shape(cs2), float(lam_s))
-    t, F_free, F_blk, w = _batch_cases(t, Fc, dG, FcT, w, lam_o, lam_s, nu, nu_b, k)
+    t, F_free, F_blk, w = _batch_cases(t, Fc, dG, FcT, w, lam_o, lam_s, nu, nu_b, k,
+                                       _shift_weights(_shape(cs2), float(lam_s)))
     cdf_free = (F_free * w).sum(axis=1)
     tail = np.clip(1.0 - ((1.0 - v) * cdf_free + v * F_blk), 0.0, 1.0)
     return float(np.trapezoid(tail, t)), float(np.trapezoid(2.0 * t * tail, t))
@@ -739,17 +763,21 @@ def _drain_moments(cs2: Shape, lam_o: float, lam_s: float, nu: float, nu_b: floa
 
 def _batch_cases(t: np.ndarray, Fc: np.ndarray, dG: np.ndarray, FcT: np.ndarray,
                  w: np.ndarray, lam_o: float, lam_s: float, nu: float, nu_b: float,
-                 k: float | None) -> tuple[np.ndarray, ...]:
+                 k: float | None, shift: tuple[np.ndarray, np.ndarray] | None = None
+                 ) -> tuple[np.ndarray, ...]:
     """The drain's two cases on the grid of :func:`_drain_grid`: ``(t, F_free, F_blk, w)``.
 
     Free (columns: the free period's nodes ``T``): the handlers started as they
     arrived, Poisson, times the batch released ``T`` earlier; blocked: the batch
     released as the sequential handler reached the head.  The batches on ``k``
     processors (:func:`_batch_done_cdf`; ``None``: all members at once), the grid
-    extended where the blocked one outlasts it.
+    extended where the blocked one outlasts it.  ``shift``: :func:`_shift_weights` of
+    the grid ``t`` (the batch's distribution at ``t + T`` is then gathered, not searched
+    for, wherever no batch outlasts the grid).
     """
     T = (_LAGUERRE[0] / max(lam_s, 1e-300))[None, :]
     A = 1.0 - Fc
+    t0 = t
     tb, Db = _batch_done_cdf(t, A, nu_b, k)
     if tb.size > t.size:
         n = tb.size - t.size
@@ -767,9 +795,15 @@ def _batch_cases(t: np.ndarray, Fc: np.ndarray, dG: np.ndarray, FcT: np.ndarray,
         end = tf[min(int(np.searchsorted(Df, 1.0 - 1e-14)), tf.size - 1)]
         rows = np.flatnonzero(t < end)
         cols = np.flatnonzero(T[0] < end)
-        if rows.size and cols.size:
-            F_free[np.ix_(rows, cols)] *= np.interp(t[rows, None] + T[:, cols], tf, Df,
-                                                    right=1.0)
+        # (rows and cols are prefixes: t and the nodes T increase)
+        nr, nc = rows.size, cols.size
+        if nr and nc and shift is not None and tf is t0:
+            j, f = shift[0][:nr, :nc], shift[1][:nr, :nc]
+            lo = Df[j]
+            at = lo + f * (Df[j + 1] - lo)
+            F_free[:nr, :nc] *= np.where(j < 0, 1.0, at)
+        elif nr and nc:
+            F_free[:nr, :nc] *= np.interp(t[:nr, None] + T[:, :nc], tf, Df, right=1.0)
     return t, F_free, Db, w
 
 
@@ -1011,7 +1045,8 @@ def _lane_drain_moments(cs2: Shape, lanes: Any, lam_rest: float, lam_s: float, t
     nu_b = (lam_rest + float(lanes[1:].sum())) * tb
     if released is None:
         t, Fc, dG, FcT, w = _drain_grid(st, float(lam_s))
-        t, F_free, F_blk, w = _batch_cases(t, Fc, dG, FcT, w, lam_rest, lam_s, nu, nu_b, k)
+        t, F_free, F_blk, w = _batch_cases(t, Fc, dG, FcT, w, lam_rest, lam_s, nu, nu_b, k,
+                                           _shift_weights(st, float(lam_s)))
     else:
         J, kk, th, d = released
         c2 = cs2[0] if isinstance(cs2, tuple) else float(cs2)     # (multiplexed: a float)

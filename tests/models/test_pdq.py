@@ -1525,3 +1525,21 @@ def test_times_at_the_declared_ends_solve_and_beyond_are_refused(field, value):
     beyond = value * 1e3 if value == MAX_TIME else value * 1e-3
     with pytest.raises(ValueError, match=rf"{field} must lie in \["):
         PDQParams(**{**base, field: beyond})
+
+
+@pytest.mark.parametrize("cs2, lam_s, nu, nu_b, k", [
+    (4.0, 0.01, 3.0, 5.0, 4), (0.0, 0.05, 10.0, 2.0, 2), (1.0, 0.002, 0.5, 30.0, 16),
+    (9.0, 0.1, 40.0, 40.0, 1), (0.25, 0.3, 2.0, 0.0, 3), ((2.0, 0.8, 0.3, 0.5), 0.02, 5.0, 5.0, 3)])
+def test_drain_batch_gathered_at_the_free_period_nodes_as_interpolated(cs2, lam_s, nu, nu_b, k):
+    """The batch's distribution at t + T gathered with the grid's precomputed positions
+    (pdq._shift_weights) is numpy.interp's, to rounding, with or without a batch that
+    outlasts the grid, and for a constant handler (whose grid repeats its last point)."""
+    from models import pdq as P
+
+    t, Fc, dG, FcT, w = P._drain_grid(cs2, lam_s)
+    a = P._batch_cases(t, Fc, dG, FcT, w, 0.7, lam_s, nu, nu_b, k)
+    b = P._batch_cases(t, Fc, dG, FcT, w, 0.7, lam_s, nu, nu_b, k, P._shift_weights(cs2, lam_s))
+    assert np.array_equal(a[0], b[0])
+    assert np.allclose(a[1], b[1], rtol=0.0, atol=1e-15)
+    j, f = P._shift_weights(cs2, lam_s)
+    assert j.shape == dG.shape and np.all((f >= 0.0) & (f <= 1.0))
