@@ -37,7 +37,7 @@ def _clear() -> None:
 
     # (getattr: the script also times older versions of the module, with --label)
     for name in ("_chain", "_station_structure", "_full_structure", "_full_structure_ref",
-                 "_full_shipped", "_pair_structure"):
+                 "_full_shipped", "_pair_structure", "_split_structure", "_revisit_structure"):
         f = getattr(_node, name, None)
         if f is not None:
             f.cache_clear()

@@ -34,12 +34,13 @@ first, and warm) of the changed points before and after.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import time
 import warnings
-from typing import Any
+from typing import Any, Iterator
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -82,8 +83,8 @@ def _stored() -> list[dict[str, Any]]:
 def _clear() -> None:
     from models import _node
 
-    for name in ("_chain", "_station_structure", "_pair_structure", "_revisit_structure",
-                 "_full_structure"):
+    for name in ("_chain", "_station_structure", "_pair_structure", "_split_structure",
+                 "_revisit_structure", "_full_structure"):
         getattr(_node, name).cache_clear()
     _node._CAP_HINT.clear()
     _node._REVISIT_HINT.clear()
@@ -128,16 +129,31 @@ def before_after(rows: list[dict[str, Any]], module: Any, knob: str,
     """``R`` error (%) and cost of ``rows`` now and with ``module.knob = old`` (before):
     ``(before, after, errors before, errors after, cold before, warm before, cold after,
     warm after)``."""
+    return before_after_knobs(rows, [(module, knob, old)])
+
+
+@contextlib.contextmanager
+def knobs_set(olds: list[tuple[Any, str, Any]]) -> Iterator[None]:
+    """Within the block, ``module.knob = old`` for each ``(module, knob, old)``."""
+    keep = [(m, k, getattr(m, k)) for m, k, _ in olds]
+    try:
+        for m, k, v in olds:
+            setattr(m, k, v)
+        yield
+    finally:
+        for m, k, v in keep:
+            setattr(m, k, v)
+
+
+def before_after_knobs(rows: list[dict[str, Any]],
+                       olds: list[tuple[Any, str, Any]]) -> tuple[Any, ...]:
+    """As :func:`before_after`, "before" with every ``(module, knob, old)`` of ``olds`` set."""
     import numpy as np
 
     sim = np.array([r["R"] for r in rows], dtype=float)
     after, cold_a, warm_a = _solve(rows)
-    keep = getattr(module, knob)
-    setattr(module, knob, old)
-    try:
+    with knobs_set(olds):
         before, cold_b, warm_b = _solve(rows)
-    finally:
-        setattr(module, knob, keep)
     return (before, after, 100 * (before / sim - 1), 100 * (after / sim - 1), cold_b, warm_b,
             cold_a, warm_a)
 

@@ -969,16 +969,24 @@ def _per_point(p: INIParams, names: tuple[str, ...], point: Any,
     return res
 
 
-#: the twin correction of a shared queue is applied up to this many INIs per cluster:
-#: each of its rounds solves the node chain with a K-server hyperexponential station,
-#: and at K = 8 (N = 2) the four or five rounds take 60-70 ms, above the 50 ms budget
-PAIR_MAX_SERVERS = 4
+#: the twin correction of a shared queue is applied up to this many INIs per cluster (the
+#: declared domain's largest K) where its chain holds the whole population
+#: (:data:`PAIR_FULL_POP`, :data:`SPLIT_MAX_POP`); each of its rounds solves the node chain
+#: with a K-server hyperexponential station.  On the fresh seed-31 design the 19 such
+#: points with K = 5-8 went from 1.13 / 5.16 / 9.83% (mean / p95 / max of R) uncorrected
+#: to 0.86 / 2.86 / 5.06%
+PAIR_MAX_SERVERS = 8
+
+#: ... and up to this many where the chain's population is reduced (:data:`PAIR_CAP_POP`):
+#: there, at K = 5-8, the reduced chain's factor made the 17 points of the same design
+#: worse (0.63 / 1.98 / 2.88% -> 0.70 / 3.18 / 4.40%) and a point cost up to 110 ms
+PAIR_CAP_SERVERS = 4
 
 #: the split-station correction of three or more clusters is applied up to this many
 #: customers (:func:`models._node.split_residence`, not lumped: 21 customers and two
 #: phases take 1,000 states, 3-4 ms a solve; at 24 customers a three-cluster point
 #: of the seed-2026 design took 54-60 ms warm, above the 50 ms budget)
-SPLIT_MAX_POP = 21
+SPLIT_MAX_POP = 30
 
 #: ... and up to this many clusters: at 5-21 clusters (seed-11 design, 200 points
 #: within SPLIT_MAX_POP) it changed nothing that matters (``R`` mean 1.07% -> 1.09%,
@@ -987,7 +995,14 @@ SPLIT_MAX_POP = 21
 SPLIT_MAX_CLUSTERS = 4
 
 
-#: beyond :data:`models._node.PAIR_MAX_POP` customers at two clusters (beyond
+#: at two clusters, beyond :data:`models._node.PAIR_MAX_POP` customers (where the twin
+#: chain is the station itself, solved at every step of the node fixed point) and up to
+#: this many, the waiting factor comes from the twin chain of the full population (two
+#: to five solves a point)
+PAIR_FULL_POP = 48
+
+
+#: beyond :data:`PAIR_FULL_POP` customers at two clusters (beyond
 #: :data:`SPLIT_MAX_POP` at three or four) the waiting factor comes from the twin
 #: (split) chain of this many customers, the waiting part of ``R_o`` scaled by the
 #: population ratio (:func:`_twin_factor`).  Chosen on fresh seed-41/43 designs (289
@@ -995,10 +1010,10 @@ SPLIT_MAX_CLUSTERS = 4
 #: 12/9 gave those points a mean |error| of ``R`` of 1.39, 1.44, 1.53, 1.64% (2.30%
 #: without the correction); 16/12 keeps each round's chain at about 1 ms, so the
 #: points cost about what they did uncorrected
-PAIR_CAP_POP = 16
+PAIR_CAP_POP = 32
 
 #: the split chain's reduced population (three or four clusters), see :data:`PAIR_CAP_POP`
-SPLIT_CAP_POP = 12
+SPLIT_CAP_POP = 21
 
 
 def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
@@ -1058,17 +1073,17 @@ def _ini_station(N: float, K: int, clusters: int, dispatch: str, O: float,
                            "S": O, "cs2": cO, "phi": 1.0}
     rr = dispatch == "round_robin" and K > 1
     pop = int(round(clusters * (N if rr else S)))
+    big = pop > (PAIR_FULL_POP if clusters == 2 else SPLIT_MAX_POP)
     if (O > 0 and (K == 1 or dispatch != "static")
-            and not (dispatch == "shared" and K > PAIR_MAX_SERVERS)
+            and not (dispatch == "shared" and K > (PAIR_CAP_SERVERS if big else PAIR_MAX_SERVERS))
             and clusters <= SPLIT_MAX_CLUSTERS
             and len(handler_ph(O, cO)[0]) <= PAIR_MAX_PHASES):
-        big = pop > (PAIR_MAX_POP if clusters == 2 else SPLIT_MAX_POP)
         cap = PAIR_CAP_POP if clusters == 2 else SPLIT_CAP_POP
         out["pair"] = cap if big else pop
         out["pair_scale"] = cap / pop if big else 1.0
         out["pair_S"] = O / K if dispatch == "shared" else O
         out["pair_rate"] = 1.0
-        out["pair_exact"] = K == 1 and clusters == 2 and not big
+        out["pair_exact"] = K == 1 and clusters == 2 and pop <= PAIR_MAX_POP
         out["pair_stations"] = int(clusters)
     elif (O > 0 and servers == 1 and not rr and float(h).is_integer() and h <= REVISIT_MAX_HOME
           and len(handler_ph(O, cO)[0]) <= REVISIT_MAX_PHASES):

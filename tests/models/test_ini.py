@@ -581,19 +581,32 @@ def test_twin_station_of_two_cluster_machines(N, K, dispatch, clusters, pop, S1)
 
 
 @pytest.mark.parametrize("N, K, dispatch, clusters", [
-    (3, 2, "static", 2), (2, 8, "shared", 2), (3, 5, "shared", 3), (3, 3, "static", 4),
-    (1, 2, "shared", 5), (1, 1, "static", 12)])
+    (3, 2, "static", 2), (4, 8, "shared", 2), (3, 5, "shared", 3), (3, 3, "static", 4),
+    (1, 2, "shared", 5), (1, 1, "static", 12), (2, 9, "shared", 2)])
 def test_no_twin_station_outside_its_limits(N, K, dispatch, clusters):
     """No twin or split correction for static dispatch with K > 1, more than
-    SPLIT_MAX_CLUSTERS clusters, or a shared queue of more than PAIR_MAX_SERVERS INIs."""
+    SPLIT_MAX_CLUSTERS clusters, a shared queue of more than PAIR_MAX_SERVERS INIs, or
+    of more than PAIR_CAP_SERVERS where the chain's population would be reduced (4 x 8
+    PEs on two clusters: 64 customers; 3 x 5 on three: 45)."""
     assert "pair" not in ini._ini_station(N, K, clusters, dispatch, 60.0, 6.0)
 
 
+@pytest.mark.parametrize("N, K, clusters, pop",
+                         [(2, 8, 2, 32), (3, 8, 2, 48), (1, 6, 3, 18), (1, 7, 4, 28)])
+def test_twin_station_of_large_shared_queues_at_full_population(N, K, clusters, pop):
+    """Shared queues of 5 to 8 INIs get the correction where its chain holds every
+    customer (PAIR_FULL_POP at two clusters, SPLIT_MAX_POP at three or four)."""
+    st_ = ini._ini_station(N, K, clusters, "shared", 60.0, 6.0)
+    assert ini.PAIR_CAP_SERVERS < K <= ini.PAIR_MAX_SERVERS
+    assert st_["pair"] == pop and st_["pair_scale"] == 1.0 and not st_["pair_exact"]
+    assert st_["pair_S"] == pytest.approx(60.0 / K)
+
+
 @pytest.mark.parametrize("N, K, dispatch, clusters, pop", [
-    (20, 2, "shared", 2, 80), (17, 2, "round_robin", 2, 34), (20, 1, "static", 2, 40),
-    (8, 1, "static", 3, 24), (4, 2, "shared", 3, 24), (6, 1, "round_robin", 4, 24)])
+    (20, 2, "shared", 2, 80), (25, 2, "round_robin", 2, 50), (25, 1, "static", 2, 50),
+    (11, 1, "static", 3, 33), (6, 2, "shared", 3, 36), (8, 1, "round_robin", 4, 32)])
 def test_reduced_population_beyond_the_chains_limits(N, K, dispatch, clusters, pop):
-    """Beyond PAIR_MAX_POP customers at two clusters (SPLIT_MAX_POP at three or four) the
+    """Beyond PAIR_FULL_POP customers at two clusters (SPLIT_MAX_POP at three or four) the
     factor's chain has PAIR_CAP_POP (SPLIT_CAP_POP) customers, the population ratio is
     recorded, and the twin chain is not the station any more."""
     st_ = ini._ini_station(N, K, clusters, dispatch, 60.0, 6.0)
@@ -605,13 +618,13 @@ def test_reduced_population_beyond_the_chains_limits(N, K, dispatch, clusters, p
 
 
 @pytest.mark.parametrize("N, K, dispatch, clusters, cO", [
-    (20, 1, "static", 2, 8.0), (12, 2, "shared", 2, 6.0), (17, 2, "round_robin", 2, 3.0),
-    (8, 1, "static", 3, 8.0), (4, 2, "shared", 3, 6.0)])
+    (25, 1, "static", 2, 8.0), (13, 2, "shared", 2, 6.0), (27, 2, "round_robin", 2, 3.0),
+    (11, 1, "static", 3, 8.0), (6, 2, "shared", 3, 6.0)])
 def test_reduced_population_factor_is_close_to_the_full_one(N, K, dispatch, clusters, cO):
     """At the corrected fixed point the waiting factor of the reduced chain (waiting part
     of R_o scaled by the population ratio) is within 3% of the factor of the chain with the
-    full population (up to 80 customers: 0.1-2.6% apart), and both lengthen the wait.
-    Without the scaling the reduced chain's factor falls to 0.56-0.58 at two clusters."""
+    full population (up to 54 customers), and both lengthen the wait.  Without the scaling
+    the reduced chain's factor falls below 1 at two clusters."""
     W, o, O, l_, L, co = 50.0, 40.0, 60.0, 5.0, 20.0, 4.0
     st_ = ini._ini_station(N, K, clusters, dispatch, O, cO)
     v = ini._solve_pair_point(W, o, l_, O, L, co, cO, N * K * (clusters - 1), st_, 1e-9, 200)
@@ -630,10 +643,12 @@ def test_reduced_population_factor_is_close_to_the_full_one(N, K, dispatch, clus
     assert v["R_o"] == pytest.approx(O + f_cap * (Rs - O), rel=ini.PAIR_APPROX_TOL)
 
 
-@pytest.mark.parametrize("clusters, Ns", [(2, (15, 16, 17, 18)), (3, (6, 7, 8, 9))])
+@pytest.mark.parametrize("clusters, Ns", [(2, (15, 16, 17, 18)), (2, (23, 24, 25, 26)),
+                                          (3, (9, 10, 11, 12))])
 def test_round_trip_non_decreasing_across_the_population_limit(clusters, Ns):
-    """R keeps growing with N where the exact twin (split) chain gives way to the reduced
-    one (at 2 x 16 and 3 x 7 PEs' worth of customers)."""
+    """R keeps growing with N where the exact twin chain gives way to its waiting factor
+    (at 2 x 16 PEs' worth of customers) and the full chain to the reduced one (2 x 24,
+    3 x 10)."""
     for cO in (2.0, 8.0):
         R = [float(solve(INIParams(N=N, K=1, clusters=clusters, W=200.0, o=30.0, O=60.0, l=10.0,
                                    L=50.0, cs2_o=2.0, cs2_O=cO), method="node").R) for N in Ns]

@@ -295,6 +295,52 @@ def test_twin_stations_lumped_equal_reference(pop, Z, cs2):
         assert x == pytest.approx(y, rel=1e-9)
 
 
+def _transitions(parts):
+    """The transitions of a structure as a sorted multiset of tuples (order-free)."""
+    cols = [p.tolist() if p.ndim == 1 else [tuple(r) for r in p.tolist()] for p in parts]
+    return sorted(zip(*cols))
+
+
+@pytest.mark.parametrize("pop", [1, 2, 3, 7, 16, 33])
+@pytest.mark.parametrize("cs2", [0.5, 1.0, 8.0])
+def test_twin_and_split_structures_equal_their_references(pop, cs2):
+    """The array-built twin and split structures have the states, measures and
+    transitions (as multisets) of the state-by-state references."""
+    alpha, T = _node.handler_ph(1.0, cs2)
+    ext = -T.sum(axis=1)
+    key = (pop, len(alpha), tuple(bool(x) for x in alpha > 0),
+           tuple(bool(x) for x in T.ravel() > 0), tuple(bool(x) for x in ext > 0))
+    a, b = _node._pair_structure(*key), _node._pair_structure_ref(*key)
+    assert np.array_equal(a[4], b[4]) and np.array_equal(a[5], b[5])
+    assert _transitions(a[:4]) == _transitions(b[:4])
+    c, d = _node._split_structure(pop, len(alpha)), _node._split_structure_ref(pop, len(alpha))
+    assert all(np.array_equal(x, y) for x, y in zip(c[7:], d[7:]))
+    assert _transitions(c[:7]) == _transitions(d[:7])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sparse_solve_orderings_agree(seed):
+    """The minimum-degree ordering (compiled factorisation, duplicates summed) solves
+    the system as SciPy's spsolve with that ordering and as the COLAMD path do."""
+    import scipy.sparse as sps
+    import scipy.sparse.linalg as spla
+
+    rng = np.random.default_rng(seed)
+    n = 800
+    r = np.r_[rng.integers(0, n, 4 * n), np.arange(n)]
+    c = np.r_[rng.integers(0, n, 4 * n), np.arange(n)]
+    d = np.r_[rng.random(4 * n), np.full(n, 10.0)]
+    b = rng.random(n)
+    x = _node._sparse_solve(d, r, c, b, n, "MMD_AT_PLUS_A")
+    ref = spla.spsolve(sps.csc_matrix((d, (r, c)), shape=(n, n)), b, permc_spec="MMD_AT_PLUS_A")
+    assert np.allclose(x, ref, rtol=1e-12, atol=1e-14)
+    assert np.allclose(x, _node._sparse_solve(d, r, c, b, n), rtol=1e-10, atol=1e-13)
+    # an exactly singular matrix gives NaNs, as spsolve does (the pinned solve re-pins)
+    bad = _node._sparse_solve(np.ones(2), np.array([0, 1]), np.array([0, 0]), np.ones(2), 2,
+                              "MMD_AT_PLUS_A")
+    assert np.isnan(bad).all()
+
+
 @pytest.mark.parametrize("W, o, L, cs2", [(66.0, 1968.0, 4.4, 0.1), (8.6, 20.8, 23.7, 0.2),
                                           (630.0, 1358.0, 84.0, 0.0)])
 def test_full_chain_extrapolated_in_cs2(W, o, L, cs2):
