@@ -2435,6 +2435,11 @@ _EPISODE_GRID = 48
 _EPISODE_TOL = 1e-11
 _EPISODE_NOISE = 1e-6
 
+#: ... and the largest step of a drain iteration that, after 200 steps, is taken for a
+#: cycle at the drain's rounding (the midpoint of its last two iterates is used) rather
+#: than a failure to converge
+_EPISODE_CYCLE = 1e-4
+
 
 def _episode_clearing(lam_s: float, S: float, V: float,
                       drain_of: Callable[[float, float], tuple[float, float, float]],
@@ -2482,6 +2487,8 @@ def _episode_clearing(lam_s: float, S: float, V: float,
         drain, varD = state
         last = np.inf
         seen: list[float] = []             # the windows since the last extrapolation
+        prev: tuple[float, float, float] | None = None       # the last iterate
+        c_new = step = np.inf
         for _ in range(200):
             E1 = C + S
             E2 = E1 * E1 + V + varD + max(C - drain, 0.0) ** 2
@@ -2497,6 +2504,8 @@ def _episode_clearing(lam_s: float, S: float, V: float,
                 if d1 != 0.0 and 0.0 < d2 / d1 < 1.0:
                     held = seen[2] + d2 * (d2 / d1) / (1.0 - d2 / d1)
                 seen = []
+            if _:
+                prev = (c_new, drain, varD)
             c_new, d_new, vd_new = drain_of(held, v)
             step = max(abs(d_new - drain) / (S + d_new), abs(vd_new - varD) / (S * S + vd_new))
             drain, varD = d_new, vd_new
@@ -2504,9 +2513,14 @@ def _episode_clearing(lam_s: float, S: float, V: float,
                 break
             last = step
         else:
-            from mva.errors import ConvergenceError
-            raise ConvergenceError(f"pdq spinlock: the drain of a sequential handler did not "
-                                   f"converge at C={C:.6g} (200 iterations)")
+            if step > _EPISODE_CYCLE or prev is None:
+                from mva.errors import ConvergenceError
+                raise ConvergenceError(f"pdq spinlock: the drain of a sequential handler did "
+                                       f"not converge at C={C:.6g} (200 iterations, last step "
+                                       f"{step:.3g})")
+            # a two-cycle at the drain's rounding (its variance jumps by ~1e-4 where a grid
+            # threshold flips between two windows 1e-9 apart): the cycle's midpoint
+            c_new, drain, varD = (0.5 * (x + y) for x, y in zip(prev, (c_new, drain, varD)))
         state[0], state[1] = drain, varD
         memo[C] = (c_new, drain, varD)
         return memo[C]
