@@ -245,7 +245,9 @@ def _sparse_solve(d: np.ndarray, r: np.ndarray, c: np.ndarray, b: np.ndarray, n:
     The compiled solver is called without importing ``scipy.sparse`` (the
     duplicates are summed here, in a fixed order, first): with SuperLU's default
     COLAMD ordering through :func:`mva._scipy_kernels.spsolve_coo` (as
-    ``scipy.sparse.linalg.spsolve``), with another ordering through the
+    ``scipy.sparse.linalg.spsolve``) -- or, for a long system whose non-zeros lie
+    within a few diagonals (:data:`BANDED_MIN_STATES`, :data:`BANDED_MAX_WIDTH`),
+    by :func:`_banded_solve` --, with another ordering through the
     factorisation of :func:`mva._scipy_kernels.splu_csc` in SuperLU's symmetric
     mode, on the diagonal pivots: the pinned balance equations are column
     diagonally dominant (:func:`_pinned_solve`), for which Gaussian elimination
@@ -256,6 +258,10 @@ def _sparse_solve(d: np.ndarray, r: np.ndarray, c: np.ndarray, b: np.ndarray, n:
     pivoting; a singular matrix gives NaNs (as ``spsolve``; the caller tests for
     them).
     """
+    if order == "COLAMD" and n >= BANDED_MIN_STATES:
+        low, up = int(np.max(r - c)), int(np.max(c - r))
+        if 2 < low + up <= BANDED_MAX_WIDTH:
+            return _banded_solve(d, r, c, b, n, max(low, 0), max(up, 0))
     if order == "COLAMD":
         from mva._scipy_kernels import spsolve_coo
 
@@ -284,6 +290,32 @@ def _sparse_solve(d: np.ndarray, r: np.ndarray, c: np.ndarray, b: np.ndarray, n:
         except RuntimeError:             # exactly singular
             return np.full(n, np.nan)
     return np.asarray(lu.solve(np.asarray(b, dtype=float)), dtype=float)
+
+
+#: a system of at least this many unknowns whose non-zeros all lie within
+#: :data:`BANDED_MAX_WIDTH` diagonals (a station chain of many customers, ordered by
+#: their number) is solved as a banded matrix (LAPACK's ``dgbsv``) instead of by
+#: SuperLU: 6,500 states of an 8-server station, 17 diagonals, 1.2 ms instead of 4.9
+BANDED_MIN_STATES = 1000
+
+#: ... the most diagonals (lower plus upper) of such a system
+BANDED_MAX_WIDTH = 48
+
+
+def _banded_solve(d: np.ndarray, r: np.ndarray, c: np.ndarray, b: np.ndarray, n: int,
+                  low: int, up: int) -> np.ndarray:
+    """``x`` with ``A x = b``, ``A[r, c] = d`` (duplicates summed), ``A`` with ``low``
+    diagonals below the main one and ``up`` above: Gaussian elimination with partial
+    pivoting on the band (:func:`mva._scipy_kernels.solve_banded`).  A singular matrix
+    gives NaNs, as :func:`_sparse_solve`."""
+    from mva._scipy_kernels import solve_banded
+
+    ab = np.zeros((low + up + 1, n))
+    np.add.at(ab, (up + r - c, c), d)
+    try:
+        return solve_banded(low, up, ab, np.asarray(b, dtype=float))
+    except np.linalg.LinAlgError:
+        return np.full(n, np.nan)
 
 
 def _stationary(rows: np.ndarray, cols: np.ndarray, rates: np.ndarray, n: int,

@@ -24,6 +24,9 @@ instead; the answer is the same, only slower to import.
   SuperLU's ``gstrf``;
 * :func:`csc_matvec` -- ``csc_array((data, indices, indptr), shape=(n, n)) @ x``
   through ``_sparsetools.csc_matvec``;
+* :func:`solve_banded` -- ``scipy.linalg.solve_banded((l, u), ab, b)`` for
+  ``l + u > 2`` and ``n > 1`` through LAPACK's ``dgbsv`` (``_flapack``: its first
+  load costs tens of milliseconds, a tenth of importing ``scipy.linalg``);
 * :func:`brentq` -- ``scipy.optimize.brentq`` (same signature) through the
   ``_zeros`` extension;
 * :func:`digamma` -- the ``scipy.special.digamma`` ufunc itself.
@@ -53,7 +56,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["spsolve_coo", "splu_csc", "csc_matvec", "brentq", "digamma", "RootResults"]
+__all__ = ["spsolve_coo", "splu_csc", "csc_matvec", "solve_banded", "brentq", "digamma",
+           "RootResults"]
 
 #: ``scipy.optimize`` defaults (``_zeros_py._xtol``, ``_rtol``, ``_iter``)
 _XTOL = 2e-12
@@ -232,6 +236,42 @@ def splu_csc(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n: int, 
 
     return splu(csc_array((data, indices, indptr), shape=(n, n)), permc_spec=permc_spec,
                 diag_pivot_thresh=diag_pivot_thresh, options=options)
+
+
+def solve_banded(nlower: int, nupper: int, ab: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``scipy.linalg.solve_banded((nlower, nupper), ab, b)`` for float64 ``ab`` and ``b``.
+
+    ``ab[nupper + i - j, j] = A[i, j]`` (SciPy's diagonal ordered form).  Through
+    LAPACK's ``dgbsv`` (partial pivoting) as SciPy calls it, for ``nlower +
+    nupper > 2`` and more than one unknown (SciPy takes other routines below);
+    elsewhere, or without the extension, the public function.  A singular
+    matrix raises ``numpy.linalg.LinAlgError``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ab = np.array([[0, 0, -1, -1, -1], [0, 2, 2, 2, 2], [5, 4, 3, 2, 1],
+    ...                [1, 1, 1, 1, 0]], dtype=float)
+    >>> solve_banded(1, 2, ab, np.array([0.0, 1, 2, 2, 3])).round(8).tolist()
+    [-2.37288136, 3.93220339, -4.0, 4.3559322, -1.3559322]
+    """
+    ab = np.asarray(ab, dtype=float)
+    b = np.asarray(b, dtype=float)
+    n = ab.shape[-1]
+    ext = (_extension("scipy.linalg._flapack", "dgbsv")
+           if nlower + nupper > 2 and n > 1 and ab.shape == (nlower + nupper + 1, n)
+           and b.shape == (n,) else None)
+    if ext is not None:
+        a2 = np.zeros((2 * nlower + nupper + 1, n))
+        a2[nlower:, :] = ab
+        _, _, x, info = ext.dgbsv(nlower, nupper, a2, b, overwrite_ab=1, overwrite_b=0)
+        if info > 0:
+            raise np.linalg.LinAlgError("singular matrix")
+        if info == 0:
+            return np.asarray(x, dtype=float)
+    from scipy.linalg import solve_banded as public
+
+    return np.asarray(public((nlower, nupper), ab, b), dtype=float)
 
 
 def csc_matvec(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n: int,

@@ -341,6 +341,35 @@ def test_sparse_solve_orderings_agree(seed):
     assert np.isnan(bad).all()
 
 
+def test_long_banded_system_solved_on_its_band(monkeypatch):
+    """A long system within a few diagonals (a station chain of many customers, ordered
+    by their number) goes to the banded solve, which agrees with SuperLU's; a singular
+    banded system gives NaNs (as the sparse path)."""
+    from mva._scipy_kernels import spsolve_coo
+
+    rng = np.random.default_rng(3)
+    m = 3000
+    assert m >= _node.BANDED_MIN_STATES
+    r = np.r_[np.arange(m), np.arange(1, m), np.arange(m - 5)]
+    c = np.r_[np.arange(m), np.arange(m - 1), np.arange(5, m)]
+    d = np.r_[np.full(m, 4.0), rng.random(m - 1), rng.random(m - 5)]
+    b = rng.random(m)
+    calls = []
+    real = _node._banded_solve
+
+    def counted(*a):
+        calls.append(a[-2:])
+        return real(*a)
+
+    monkeypatch.setattr(_node, "_banded_solve", counted)
+    x = _node._sparse_solve(d, r, c, b, m)
+    assert calls == [(1, 5)]                          # one diagonal below, five above
+    np.testing.assert_allclose(x, spsolve_coo(d, r, c, b, m), rtol=1e-12, atol=1e-15)
+    d0 = d.copy()
+    d0[[100, m + 99, 2 * m - 1 + 100]] = 0.0          # row 100 all zero
+    assert np.isnan(_node._sparse_solve(d0, r, c, b, m)).all()
+
+
 @pytest.mark.parametrize("W, o, L, cs2", [(66.0, 1968.0, 4.4, 0.1), (8.6, 20.8, 23.7, 0.2),
                                           (630.0, 1358.0, 84.0, 0.0)])
 def test_full_chain_extrapolated_in_cs2(W, o, L, cs2):

@@ -276,3 +276,40 @@ def test_blas_env_shortens_the_spin_only_while_loading(monkeypatch):
     with K._blas_env():
         assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == "20"
     assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == "20"
+
+
+@pytest.mark.parametrize("n, low, up", [(2, 1, 2), (50, 3, 4), (1000, 8, 9), (7, 0, 3)])
+def test_solve_banded_bit_identical(n, low, up):
+    import scipy.linalg
+
+    rng = np.random.default_rng(n + low)
+    ab = rng.random((low + up + 1, n))
+    ab[up] += low + up + 1.0                  # diagonally dominant
+    b = rng.random(n)
+    assert k._extension("scipy.linalg._flapack", "dgbsv") is not None
+    np.testing.assert_array_equal(k.solve_banded(low, up, ab, b),
+                                  scipy.linalg.solve_banded((low, up), ab, b))
+
+
+@pytest.mark.parametrize("low, up", [(1, 1), (0, 0)])
+def test_solve_banded_routines_scipy_keeps_go_public(low, up):
+    """(1, 1) is SciPy's tridiagonal routine, one diagonal its division: the public path."""
+    import scipy.linalg
+
+    ab = np.ones((low + up + 1, 6)) + np.eye(low + up + 1, 6)[::-1]
+    ab[up] += 3.0
+    b = np.arange(6.0)
+    np.testing.assert_array_equal(k.solve_banded(low, up, ab, b),
+                                  scipy.linalg.solve_banded((low, up), ab, b))
+
+
+def test_solve_banded_singular_raises_and_falls_back(monkeypatch):
+    ab = np.zeros((4, 5))
+    ab[1] = 1.0                                # the main diagonal all ones
+    ab[1, 2] = 0.0                             # ... and a zero column
+    with pytest.raises(np.linalg.LinAlgError):
+        k.solve_banded(2, 1, ab, np.ones(5))
+    good = np.ones((4, 5)) + np.array([[0.0], [4.0], [0.0], [0.0]])
+    fast = k.solve_banded(2, 1, good, np.arange(5.0))
+    monkeypatch.setattr(k, "_extension", lambda *a: None)
+    np.testing.assert_array_equal(k.solve_banded(2, 1, good, np.arange(5.0)), fast)
