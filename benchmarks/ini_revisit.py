@@ -58,10 +58,16 @@ def _one_home_thread(f: dict[str, Any]) -> bool:
 
 
 def _fresh(points: int, seed: int) -> list[dict[str, Any]]:
+    return fresh_rows(points, seed, _one_home_thread)
+
+
+def fresh_rows(points: int, seed: int, select: Any) -> list[dict[str, Any]]:
+    """The points of the fresh INI design (``points``, ``seed``) whose fields ``select``
+    accepts, each simulated (seed ``seed * 100003 + i``): ``i, fields, R, saturated``."""
     from validation.domain import design_points, simulate_point
 
     pts = [p for p in design_points("ini", points, seed)
-           if _one_home_thread({k: v for k, v in p.items() if k not in ("variant", "i")})]
+           if select({k: v for k, v in p.items() if k not in ("variant", "i")})]
     rows = []
     for k, p in enumerate(pts, 1):
         f = {key: v for key, v in p.items() if key not in ("variant", "i")}
@@ -158,33 +164,43 @@ def before_after_knobs(rows: list[dict[str, Any]],
             cold_a, warm_a)
 
 
-def compare(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def compare(name: str, rows: list[dict[str, Any]],
+            olds: list[tuple[Any, str, Any]] | None = None, *, moved: int = 8,
+            rel: float = 1e-12) -> dict[str, Any]:
+    """Errors of ``R`` (all points, the changed ones), cost of the changed ones and the
+    ``moved`` points that moved most, before (``olds``, :func:`before_after_knobs`;
+    default the one-population station, ``REVISIT_MAX_HOME = 0``) and after; a point
+    changed where its ``R`` moved by more than ``rel``."""
     import numpy as np
 
     from models import _node
 
     rows = [r for r in rows if not r["saturated"] and r["R"]]
-    before, after, eb, ea, cold_b, warm_b, cold_a, warm_a = before_after(
-        rows, _node, "REVISIT_MAX_HOME", 0)
-    used = np.abs(after - before) > 1e-12 * np.abs(before)
-    out = {"set": name, "points": len(rows), "changed": int(used.sum()),
-           "before_all": _stats(eb), "after_all": _stats(ea),
-           "before_changed": _stats(eb[used]), "after_changed": _stats(ea[used]),
-           "cost_before": {"cold": _ms(cold_b[used]), "warm": _ms(warm_b[used])},
-           "cost_after": {"cold": _ms(cold_a[used]), "warm": _ms(warm_a[used])},
-           "moved": [{"i": rows[k]["i"], "before": round(float(eb[k]), 2),
-                      "after": round(float(ea[k]), 2),
-                      "point": {key: (round(v, 3) if isinstance(v, float) else v)
-                                for key, v in rows[k]["fields"].items()}}
-                     for k in np.argsort(-np.abs(ea - eb))[:8]]}
+    before, after, eb, ea, cold_b, warm_b, cold_a, warm_a = before_after_knobs(
+        rows, olds if olds is not None else [(_node, "REVISIT_MAX_HOME", 0)])
+    used = np.abs(after - before) > rel * np.abs(before)
+    out: dict[str, Any] = {"set": name, "points": len(rows), "changed": int(used.sum()),
+                           "before_all": _stats(eb), "after_all": _stats(ea)}
+    if used.any():
+        out.update(before_changed=_stats(eb[used]), after_changed=_stats(ea[used]),
+                   cost_before={"cold": _ms(cold_b[used]), "warm": _ms(warm_b[used])},
+                   cost_after={"cold": _ms(cold_a[used]), "warm": _ms(warm_a[used])})
+    out["moved"] = [{"i": rows[k]["i"], "before": round(float(eb[k]), 2),
+                     "after": round(float(ea[k]), 2),
+                     "point": {key: (round(v, 3) if isinstance(v, float) else v)
+                               for key, v in rows[k]["fields"].items()}}
+                    for k in np.argsort(-np.abs(ea - eb))[:moved] if used[k]]
     for lab in ("all", "changed"):
+        if f"after_{lab}" not in out:
+            continue
         b, a = out[f"before_{lab}"], out[f"after_{lab}"]
         print(f"{name} ({lab}, n={a['n']}): R |error| mean/p95/max/bias "
               f"{b['mean']:.2f}/{b['p95']:.2f}/{b['max']:.2f}/{b['bias']:+.2f}% -> "
               f"{a['mean']:.2f}/{a['p95']:.2f}/{a['max']:.2f}/{a['bias']:+.2f}%", flush=True)
-    print(f"{name}: cost of the changed points, cold median/p95/max ms "
-          f"{out['cost_before']['cold']} -> {out['cost_after']['cold']}; warm "
-          f"{out['cost_before']['warm']} -> {out['cost_after']['warm']}", flush=True)
+    if "cost_after" in out:
+        print(f"{name}: cost of the changed points, cold median/p95/max ms "
+              f"{out['cost_before']['cold']} -> {out['cost_after']['cold']}; warm "
+              f"{out['cost_before']['warm']} -> {out['cost_after']['warm']}", flush=True)
     return out
 
 

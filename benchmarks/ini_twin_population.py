@@ -77,51 +77,15 @@ def changed_station(f: dict[str, Any]) -> bool:
 
 
 def _fresh(points: int, seed: int) -> list[dict[str, Any]]:
-    from validation.domain import design_points, simulate_point
+    from benchmarks.ini_revisit import fresh_rows
 
-    pts = [p for p in design_points("ini", points, seed)
-           if changed_station({k: v for k, v in p.items() if k not in ("variant", "i")})]
-    rows = []
-    for k, p in enumerate(pts, 1):
-        f = {key: v for key, v in p.items() if key not in ("variant", "i")}
-        d = simulate_point(family="ini", seed=seed * 100003 + p["i"], **f)
-        rows.append({"i": p["i"], "fields": f, "R": d.get("R"),
-                     "saturated": bool(d.get("saturated"))})
-        print(f"fresh: simulated {k} / {len(pts)} (point {p['i']})", flush=True)
-    return rows
+    return fresh_rows(points, seed, changed_station)
 
 
 def compare(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    import numpy as np
+    from benchmarks.ini_revisit import compare as before_after_table
 
-    from benchmarks.ini_revisit import _ms, _stats, before_after_knobs
-
-    rows = [r for r in rows if not r["saturated"] and r["R"]]
-    before, after, eb, ea, cold_b, warm_b, cold_a, warm_a = before_after_knobs(rows, previous())
-    used = np.abs(after - before) > 1e-9 * np.abs(before)
-    out: dict[str, Any] = {"set": name, "points": len(rows), "changed": int(used.sum()),
-                           "before_all": _stats(eb), "after_all": _stats(ea)}
-    if used.any():
-        out.update(before_changed=_stats(eb[used]), after_changed=_stats(ea[used]),
-                   cost_before={"cold": _ms(cold_b[used]), "warm": _ms(warm_b[used])},
-                   cost_after={"cold": _ms(cold_a[used]), "warm": _ms(warm_a[used])})
-    out["moved"] = [{"i": rows[k]["i"], "before": round(float(eb[k]), 2),
-                     "after": round(float(ea[k]), 2),
-                     "point": {key: (round(v, 3) if isinstance(v, float) else v)
-                               for key, v in rows[k]["fields"].items()}}
-                    for k in np.argsort(-np.abs(ea - eb))[:10] if used[k]]
-    for lab in ("all", "changed"):
-        if f"after_{lab}" not in out:
-            continue
-        b, a = out[f"before_{lab}"], out[f"after_{lab}"]
-        print(f"{name} ({lab}, n={a['n']}): R |error| mean/p95/max/bias "
-              f"{b['mean']:.2f}/{b['p95']:.2f}/{b['max']:.2f}/{b['bias']:+.2f}% -> "
-              f"{a['mean']:.2f}/{a['p95']:.2f}/{a['max']:.2f}/{a['bias']:+.2f}%", flush=True)
-    if "cost_after" in out:
-        print(f"{name}: cost of the changed points, cold median/p95/max ms "
-              f"{out['cost_before']['cold']} -> {out['cost_after']['cold']}; warm "
-              f"{out['cost_before']['warm']} -> {out['cost_after']['warm']}", flush=True)
-    return out
+    return before_after_table(name, rows, previous(), moved=10, rel=1e-9)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -798,6 +798,30 @@ PAIR_MAX_PHASES = 2
 PAIR_MAX_POP = 32
 
 
+def _two_station_states(pop: int, ph: int, lumped: bool) -> tuple[np.ndarray, ...]:
+    """The states of a two-station chain by codes: ``(c1, c2, n_of, j_of, idx)``.
+
+    A station's ``(n, j)`` (customers, phase in service) is the code ``0`` (empty)
+    or ``1 + (n - 1) ph + j``, which orders the states as the tuples do.  The
+    states ``(c1, c2)`` with at most ``pop`` customers, in the order of the
+    state-by-state references (``n1, n2, j1, j2``); ``lumped``: only the
+    canonical state ``c1 >= c2`` of each mirror orbit.  ``idx[c1, c2]`` is a
+    state's index (-1: none).
+    """
+    C = 1 + pop * ph
+    code = np.arange(C)
+    n_of = np.where(code == 0, 0, (code - 1) // ph + 1)
+    j_of = np.where(code == 0, -1, (code - 1) % ph)
+    c1, c2 = (x.ravel() for x in np.meshgrid(code, code, indexing="ij"))
+    keep = (n_of[c1] + n_of[c2] <= pop) & ((c1 >= c2) if lumped else True)
+    c1, c2 = c1[keep], c2[keep]
+    order = np.lexsort((j_of[c2], j_of[c1], n_of[c2], n_of[c1]))
+    c1, c2 = c1[order], c2[order]
+    idx = np.full((C, C), -1, dtype=np.int64)
+    idx[c1, c2] = np.arange(c1.size)
+    return c1, c2, n_of, j_of, idx
+
+
 @functools.lru_cache(maxsize=32)
 def _pair_structure(pop: int, ph: int, a_pos: tuple[bool, ...], t_pos: tuple[bool, ...],
                     e_pos: tuple[bool, ...]) -> tuple[np.ndarray, ...]:
@@ -812,18 +836,8 @@ def _pair_structure(pop: int, ph: int, a_pos: tuple[bool, ...], t_pos: tuple[boo
     """
     o_T, o_e = 2, 2 + ph * ph
     o_a = o_e + ph
-    C = 1 + pop * ph
-    code = np.arange(C)
-    n_of = np.where(code == 0, 0, (code - 1) // ph + 1)
-    j_of = np.where(code == 0, -1, (code - 1) % ph)
-    c1, c2 = (x.ravel() for x in np.meshgrid(code, code, indexing="ij"))
-    keep = (n_of[c1] + n_of[c2] <= pop) & (c1 >= c2)
-    c1, c2 = c1[keep], c2[keep]
-    order = np.lexsort((j_of[c2], j_of[c1], n_of[c2], n_of[c1]))   # as the reference's
-    c1, c2 = c1[order], c2[order]
+    c1, c2, n_of, j_of, idx = _two_station_states(pop, ph, lumped=True)
     size = c1.size
-    idx = np.full((C, C), -1, dtype=np.int64)
-    idx[c1, c2] = np.arange(size)
     free = (pop - n_of[c1] - n_of[c2]).astype(float)
     t_ok = np.asarray(t_pos, bool).reshape(ph, ph)
     parts: list[tuple[np.ndarray, ...]] = []
@@ -1037,18 +1051,8 @@ def _split_structure(pop: int, ph: int) -> tuple[np.ndarray, ...]:
     by state; a test checks that both agree), built with array operations on the
     stations' codes ``0`` (empty) and ``1 + (n - 1) ph + j``.
     """
-    C = 1 + pop * ph
-    code = np.arange(C)
-    n_of = np.where(code == 0, 0, (code - 1) // ph + 1)
-    j_of = np.where(code == 0, -1, (code - 1) % ph)
-    c1, c2 = (x.ravel() for x in np.meshgrid(code, code, indexing="ij"))
-    keep = n_of[c1] + n_of[c2] <= pop
-    c1, c2 = c1[keep], c2[keep]
-    order = np.lexsort((j_of[c2], j_of[c1], n_of[c2], n_of[c1]))   # as the reference's
-    c1, c2 = c1[order], c2[order]
+    c1, c2, n_of, j_of, idx = _two_station_states(pop, ph, lumped=False)
     size = c1.size
-    idx = np.full((C, C), -1, dtype=np.int64)
-    idx[c1, c2] = np.arange(size)
     free = pop - n_of[c1] - n_of[c2]
     parts: list[tuple[np.ndarray, ...]] = []
     for k, (me, other) in enumerate(((c1, c2), (c2, c1))):
