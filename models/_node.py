@@ -238,6 +238,18 @@ def _pinned_solve(r: np.ndarray, c: np.ndarray, d: np.ndarray, n: int, pin: int 
     return pi / pi.sum()
 
 
+def _summed(d: np.ndarray, major: np.ndarray, minor: np.ndarray,
+            n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(values, major, minor)`` of the entries ``(major, minor) = d``, duplicates summed
+    in their order of appearance, sorted by ``major`` and then ``minor``."""
+    key = major.astype(np.int64) * n + minor.astype(np.int64)
+    srt = np.argsort(key, kind="stable")
+    ks = key[srt]
+    first = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+    u = ks[first]
+    return np.add.reduceat(d[srt], first), u // n, u % n
+
+
 def _sparse_solve(d: np.ndarray, r: np.ndarray, c: np.ndarray, b: np.ndarray, n: int,
                   order: str = "COLAMD") -> np.ndarray:
     """``x`` with ``A x = b``, ``A[r, c] = d`` (duplicates summed), by SuperLU.
@@ -265,22 +277,14 @@ def _sparse_solve(d: np.ndarray, r: np.ndarray, c: np.ndarray, b: np.ndarray, n:
     if order == "COLAMD":
         from mva._scipy_kernels import spsolve_coo
 
-        key = r.astype(np.int64) * n + c.astype(np.int64)
-        srt = np.argsort(key, kind="stable")
-        ks = key[srt]
-        first = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
-        u = ks[first]
-        return spsolve_coo(np.add.reduceat(d[srt], first), u // n, u % n, b, n)
+        data, rows, cols = _summed(d, r, c, n)
+        return spsolve_coo(data, rows, cols, b, n)
     from mva._scipy_kernels import splu_csc
 
-    key = c.astype(np.int64) * n + r.astype(np.int64)     # by column, then row
-    srt = np.argsort(key, kind="stable")
-    ks = key[srt]
-    first = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
-    u = ks[first]
+    data, cols, rows = _summed(d, c, r, n)                # by column, then row
     indptr = np.zeros(n + 1, dtype=np.intc)
-    np.cumsum(np.bincount(u // n, minlength=n), out=indptr[1:])
-    data, rows = np.add.reduceat(d[srt], first), (u % n).astype(np.intc)
+    np.cumsum(np.bincount(cols, minlength=n), out=indptr[1:])
+    rows = rows.astype(np.intc)
     try:
         lu = splu_csc(data, rows, indptr, n, permc_spec=order, diag_pivot_thresh=0.0,
                       options=dict(SymmetricMode=True))

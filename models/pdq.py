@@ -793,10 +793,8 @@ def _batch_cases(t: np.ndarray, Fc: np.ndarray, dG: np.ndarray, FcT: np.ndarray,
         tf, Df = _batch_done_cdf(t, A, nu, k)
         # (only where the batch may still run: past tf[end] it is done)
         end = tf[min(int(np.searchsorted(Df, 1.0 - 1e-14)), tf.size - 1)]
-        rows = np.flatnonzero(t < end)
-        cols = np.flatnonzero(T[0] < end)
-        # (rows and cols are prefixes: t and the nodes T increase)
-        nr, nc = rows.size, cols.size
+        # (the rows and columns where it does are prefixes: t and the nodes T increase)
+        nr, nc = int(np.count_nonzero(t < end)), int(np.count_nonzero(T[0] < end))
         if nr and nc and shift is not None and tf is t0:
             j, f = shift[0][:nr, :nc], shift[1][:nr, :nc]
             lo = Df[j]
@@ -2487,7 +2485,6 @@ def _episode_clearing(lam_s: float, S: float, V: float,
         drain, varD = state
         last = np.inf
         seen: list[float] = []             # the windows since the last extrapolation
-        prev: tuple[float, float, float] | None = None       # the last iterate
         c_new = step = np.inf
         for _ in range(200):
             E1 = C + S
@@ -2504,8 +2501,7 @@ def _episode_clearing(lam_s: float, S: float, V: float,
                 if d1 != 0.0 and 0.0 < d2 / d1 < 1.0:
                     held = seen[2] + d2 * (d2 / d1) / (1.0 - d2 / d1)
                 seen = []
-            if _:
-                prev = (c_new, drain, varD)
+            prev = (c_new, drain, varD)    # the last iterate
             c_new, d_new, vd_new = drain_of(held, v)
             step = max(abs(d_new - drain) / (S + d_new), abs(vd_new - varD) / (S * S + vd_new))
             drain, varD = d_new, vd_new
@@ -2513,7 +2509,7 @@ def _episode_clearing(lam_s: float, S: float, V: float,
                 break
             last = step
         else:
-            if step > _EPISODE_CYCLE or prev is None:
+            if step > _EPISODE_CYCLE:
                 from mva.errors import ConvergenceError
                 raise ConvergenceError(f"pdq spinlock: the drain of a sequential handler did "
                                        f"not converge at C={C:.6g} (200 iterations, last step "
