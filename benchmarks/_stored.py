@@ -41,6 +41,18 @@ def int_args(argv: Sequence[str], defaults: Sequence[int],
     return out
 
 
+def parse(ap: Any, argv: Sequence[str] | None) -> Any:
+    """``ap.parse_args(argv)`` with one ``error:`` line for a bad argument (:func:`fail`),
+    and ``points`` (if any) positive, ``seed`` (if any) non-negative."""
+    ap.error = fail
+    a = ap.parse_args(argv)
+    if getattr(a, "points", 1) < 1:
+        fail(f"--points must be a positive integer; got {a.points}")
+    if getattr(a, "seed", 0) < 0:
+        fail(f"--seed must be a non-negative integer; got {a.seed}")
+    return a
+
+
 def steps(items: Sequence[Any], desc: str) -> Iterable[Any]:
     """``items`` with a bar named ``desc`` on a terminal (:func:`mva.progress.progress`)."""
     from mva.progress import progress

@@ -66,15 +66,19 @@ def fresh_rows(points: int, seed: int, select: Any) -> list[dict[str, Any]]:
     accepts, each simulated (seed ``seed * 100003 + i``): ``i, fields, R, saturated``."""
     from validation.domain import design_points, simulate_point
 
+    from benchmarks._stored import steps
+    from mva.progress import is_interactive
+
     pts = [p for p in design_points("ini", points, seed)
            if select({k: v for k, v in p.items() if k not in ("variant", "i")})]
     rows = []
-    for k, p in enumerate(pts, 1):
+    for k, p in enumerate(steps(pts, f"simulating fresh seed {seed}"), 1):
         f = {key: v for key, v in p.items() if key not in ("variant", "i")}
         d = simulate_point(family="ini", seed=seed * 100003 + p["i"], **f)
         rows.append({"i": p["i"], "fields": f, "R": d.get("R"),
                      "saturated": bool(d.get("saturated"))})
-        print(f"fresh: simulated {k} / {len(pts)} (point {p['i']})", flush=True)
+        if not is_interactive():       # (a terminal shows the bar instead)
+            print(f"fresh: simulated {k} / {len(pts)} (point {p['i']})", flush=True)
     return rows
 
 
@@ -205,10 +209,12 @@ def compare(name: str, rows: list[dict[str, Any]],
 
 
 def main(argv: list[str] | None = None) -> None:
+    from benchmarks._stored import parse
+
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--points", type=int, default=1024)
     ap.add_argument("--seed", type=int, default=7)
-    a = ap.parse_args(argv)
+    a = parse(ap, argv)
     warnings.simplefilter("ignore")
     res = {"command": "python -m benchmarks.ini_revisit --points %d --seed %d" % (a.points, a.seed),
            "sets": [compare("stored", _stored()),

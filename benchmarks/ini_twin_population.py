@@ -89,6 +89,7 @@ def compare(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from benchmarks._stored import parse
     from benchmarks.ini_revisit import _stored
 
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reuse", action="store_true",
                     help="take the fresh simulations from the results file of an earlier run "
                          "with the same design (the same seeds give the same values)")
-    a = ap.parse_args(argv)
+    a = parse(ap, argv)
     warnings.simplefilter("ignore")
     fresh = None
     out = OUT.format(seed=a.seed)
