@@ -71,6 +71,7 @@ __all__ = ["FAMILIES", "pdq_saturation_load", "pdq_discipline", "PDQ_VARIANT_FIE
            "MAP_VERSION", "design_points", "simulate_point", "simulate_family",
            "load_references", "model_values", "axis_values", "errors_of", "build_map",
            "references_path", "MAP_PATH", "TARGETS", "family_errors", "check_against_map",
+           "refine_family",
            "CHECK_ALPHA",
            "saturation_agreement", "SATURATION_FAMILIES", "WINNER_PAIRS",
            "winner_agreement", "main"]
@@ -112,6 +113,10 @@ TARGET_HW = 0.01
 #: first run length (requests) and the cap of the adaptive extension
 MIN_CYCLES = 20_000
 MAX_CYCLES = 1_000_000
+#: ``refine``: the relative half-width sought for the runs that stopped at MAX_CYCLES above it,
+#: and their new cap (PDQ with highly variable handlers: 3-20% at 10^6 requests)
+REFINE_TARGET = 0.02
+REFINE_MAX_CYCLES = 10_000_000
 #: round trips per thread at least (large machines)
 PER_THREAD = 40
 #: map format version (bump when the schema changes)
@@ -393,6 +398,119 @@ def simulate_family(family: str, n: int, seed: int, *, executor: Any = None,
         with open(path, "w") as f:
             json.dump(refs, f, indent=0, allow_nan=True)
     return refs
+
+
+#: keys of a reference row that are results or bookkeeping, not design-point fields
+_RESULT_KEYS = frozenset({"i", "seed", "variant", "error", "saturated", "cycles", "rel_hw",
+                          "runs", "sim_events", "sim_wall_time", "sim_completed"})
+
+
+def _row_point(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The design-point fields of a stored reference row (measures and half-widths left out).
+
+    A measure ``m`` is recognised by its half-width ``m_hw`` beside it.
+    """
+    measures = {k[:-3] for k in row if k.endswith("_hw")}
+    return {k: v for k, v in row.items() if k not in _RESULT_KEYS and k not in measures
+            and not k.endswith("_hw")}
+
+
+def refine_family(family: str, *, target: float, max_cycles: int, path: str | None = None,
+                  workers: int | None = None, store: str | None = None,
+                  progress: bool = True, write: bool = True) -> dict[str, Any]:
+    """Extend the stored references that stopped at their run-length cap above ``target``.
+
+    A reference run stops at ``target_rel_hw`` or at ``max_cycles`` requests
+    (:func:`simulate_point`); with highly variable handlers many PDQ runs
+    stop at the cap with a half-width of 3-20% of ``R``, which then counts
+    as model error in the map.  Every row whose run reached its file's cap
+    with a relative half-width above ``target`` is simulated again, with the
+    same seed (the first requests of the longer run are those of the
+    stored one), starting at the length the batch-means rule asks for and
+    extended up to ``max_cycles`` (:func:`_refine_rows`).  The rule depends
+    on the reference's precision only, never on a model's error.  The rows
+    are replaced in the returned references, which record what was done
+    under ``"refined"``; with ``write`` the file is replaced only once the
+    new one is written in full.  Resumable through ``store`` (default
+    ``<family>.refine.sqlite`` beside the references).
+    """
+    p = path or references_path(family)
+    refs = load_references(family, p)
+    t0 = time.time()
+    out, n = _refine_rows(family, refs, target=target, max_cycles=max_cycles,
+                          store=store or os.path.splitext(p)[0] + ".refine.sqlite",
+                          workers=workers, progress=progress)
+    out.setdefault("refined", []).append({
+        "target_rel_hw": target, "max_cycles": max_cycles, "rows": n,
+        "git_commit": _git_commit(), "wall_time_s": round(time.time() - t0, 1),
+        "command": f"python -m validation.domain refine --family {family} --target {target:g} "
+                   f"--max-cycles {max_cycles}"})
+    if write:
+        tmp = p + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(out, f, indent=0, allow_nan=True)
+        os.replace(tmp, p)
+    return out
+
+
+def _refine_rows(family: str, refs: Mapping[str, Any], *, target: float, max_cycles: int,
+                 store: str, workers: int | None = None,
+                 progress: bool = True) -> tuple[dict[str, Any], int]:
+    """References ``refs`` with their capped rows run again (see :func:`refine_family`).
+
+    A row is run again when its relative half-width exceeds ``target`` and its
+    run reached the file's cap (``refs["max_cycles"]``) without reaching
+    ``max_cycles``.  Returns the new references (a copy) and the count of rows
+    run again.
+    """
+    from mva.progress import stage
+    from mva.sweeps import sweep
+
+    if not 0.0 < target < 1.0:
+        raise ValueError(f"target must be in (0, 1) (a relative half-width); got {target}")
+    max_cycles = int(check_integer("max_cycles", max_cycles, minimum=1))
+    cap = int(refs.get("max_cycles", MAX_CYCLES))
+    if max_cycles <= cap:
+        raise ValueError(f"max_cycles must exceed the references' own cap of {cap:,} requests "
+                         f"to refine them; got {max_cycles:,}")
+    todo = [j for j, r in enumerate(refs["rows"])
+            if not r.get("saturated") and not r.get("error") and r.get("rel_hw") is not None
+            and r["rel_hw"] > target and cap <= int(r.get("cycles") or 0) < max_cycles]
+    pts = []
+    for j in todo:
+        r = refs["rows"][j]
+        first = math.ceil(1.3 * r["cycles"] * (r["rel_hw"] / target) ** 2)
+        pts.append({**_row_point(r), **({"variant": r["variant"]} if "variant" in r else {}),
+                    "i": r["i"], "seed": int(r["seed"]), "min_cycles": int(min(max_cycles, first))})
+    rows = [dict(r) for r in refs["rows"]]
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for k, pt in enumerate(pts):
+        groups.setdefault(tuple(sorted(pt)), []).append(k)
+    for g, idx in enumerate(groups.values()):
+        gstore = store if g == 0 else "%s.%d%s" % (os.path.splitext(store)[0], g,
+                                                   os.path.splitext(store)[1])
+        with stage(f"refine {family} ({len(idx)} runs above {target:g})"):
+            t = sweep(simulate_point, [pts[k] for k in idx],
+                      executor="serial" if (workers or 1) <= 1 else None, workers=workers,
+                      store=gstore, progress=progress, vectorized=False, on_error="record",
+                      fixed={"family": family, "target": target, "max_cycles": max_cycles},
+                      on_mismatch="reuse", title=f"{family} references refined")
+        for r, k in enumerate(idx):
+            vals = {c: _plain(t[c][r]) for c in t.columns if c != "min_cycles"}
+            if vals.get("error") and not vals.get("saturated"):
+                continue                      # a failed run keeps the stored row
+            old = rows[todo[k]]               # the stored row's keys, in its order
+            rows[todo[k]] = {**{c: vals.get(c) for c in old},
+                             **{c: v for c, v in vals.items() if c not in old}}
+    return {**refs, "rows": rows, "refined": list(refs.get("refined", []))}, len(todo)
+
+
+def _stored_refinements(family: str) -> list[dict[str, Any]]:
+    """The refinements recorded in the stored references of ``family`` (none without them)."""
+    try:
+        return list(load_references(family).get("refined", []))
+    except ValueError:
+        return []
 
 
 def _plain(v: Any) -> Any:
@@ -998,6 +1116,10 @@ def check_against_map(family: str, points: int, seed: int, *, method: str = "aut
     :math:`P(X \\ge k)` is below :data:`CHECK_ALPHA`.  The fresh mean, p95 and
     max of :math:`|e|` are returned beside the map's overall figures.
 
+    The fresh runs are refined as the stored references were (their
+    ``"refined"`` record, :func:`_refine_rows`), so that both are measured
+    to the same precision.
+
     Where the map claims the method meets its issue target (:data:`TARGETS`:
     mean, p95 and max all within bounds), the fresh sample must not refute
     it: the count of points above the target's p95 bound is tested the same
@@ -1017,11 +1139,16 @@ def check_against_map(family: str, points: int, seed: int, *, method: str = "aut
 
     m = dict(accuracy_map) if accuracy_map is not None else load_map()
     if refs is None:
+        store = store or os.path.join(os.path.dirname(_store_path(family, None)),
+                                      f"{family}.check-{points}-{seed}.store.sqlite")
         refs = simulate_family(family, points, seed, executor=executor, workers=workers,
-                               store=store or os.path.join(
-                                   os.path.dirname(_store_path(family, None)),
-                                   f"{family}.check-{points}-{seed}.store.sqlite"),
-                               progress=progress, target=target, write=False)
+                               store=store, progress=progress, target=target, write=False)
+        # the fresh runs as precise as the map's references: refined as they were
+        for step in _stored_refinements(family):
+            refs = _refine_rows(family, refs, target=step["target_rel_hw"],
+                                max_cycles=step["max_cycles"],
+                                store=os.path.splitext(store)[0] + ".refine.sqlite",
+                                workers=workers, progress=progress)[0]
     out: dict[str, Any] = {}
     if errors is None:
         errors = family_errors(family, refs, methods=(method,))
@@ -1083,9 +1210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     ap = argparse.ArgumentParser(prog="python -m validation.domain",
                                  description=(__doc__ or "").split("\n")[0])
-    ap.add_argument("step", choices=("simulate", "map", "check"),
-                    help="simulate: references; map: the accuracy map; check: a fresh design "
-                         "against the map (exit 1 when inconsistent)")
+    ap.add_argument("step", choices=("simulate", "refine", "map", "check"),
+                    help="simulate: references; refine: extend the references that stopped at "
+                         "their run-length cap above --target; map: the accuracy map; check: a "
+                         "fresh design against the map (exit 1 when inconsistent)")
     ap.add_argument("--family", choices=FAMILIES + ("all",), default="all")
     ap.add_argument("--points", type=_at_least(int, 1), default=512)
     ap.add_argument("--seed", type=_at_least(int, 0), default=2026)
@@ -1098,6 +1226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--budget", type=_at_least(float, 0.0, strict=True), default=None,
                     help="map: CPU seconds per method and variant (default %g; points beyond "
                          "it count as unanswered)" % METHOD_SECONDS)
+    ap.add_argument("--target", type=_at_least(float, 0.0, strict=True), default=REFINE_TARGET,
+                    help="refine: relative half-width of R sought (default %g)" % REFINE_TARGET)
+    ap.add_argument("--max-cycles", type=_at_least(int, 1), default=REFINE_MAX_CYCLES,
+                    help="refine: longest run in requests (default %d)" % REFINE_MAX_CYCLES)
     a = ap.parse_args(argv)
     try:
         return _run(a)
@@ -1120,6 +1252,19 @@ def _run(a: argparse.Namespace) -> int:
             print(f"{fam}: {len(refs['rows'])} runs, {len(ok)} with a steady state; relative "
                   f"half-width of R: median {np.median(hw):.4f}, max {hw.max():.4f}; "
                   f"{int((hw <= refs['target_rel_hw']).sum())} at target", flush=True)
+        return 0
+    if a.step == "refine":
+        for fam in fams:
+            before = load_references(fam, references_path(fam, a.references))
+            refs = refine_family(fam, target=a.target, max_cycles=a.max_cycles,
+                                 path=references_path(fam, a.references), workers=a.workers,
+                                 store=a.store if len(fams) == 1 else None)
+            for name, rr in (("before", before), ("after", refs)):
+                hw = np.array([r["rel_hw"] for r in rr["rows"] if not r.get("saturated")
+                               and not r.get("error") and r.get("rel_hw") is not None])
+                print(f"{fam} {name}: relative half-width of R: median {np.median(hw):.4f}, "
+                      f"p95 {np.percentile(hw, 95):.4f}, max {hw.max():.4f}; "
+                      f"{int((hw > a.target).sum())} above {a.target:g}", flush=True)
         return 0
     if a.step == "check":
         bad = 0

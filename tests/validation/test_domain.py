@@ -275,11 +275,62 @@ def test_winner_agreement_on_model_solves():
     assert D.winner_agreement(fe, "node") is None      # a method not solved
 
 
+def test_refine_extends_only_the_runs_stopped_at_their_cap(tmp_path):
+    """``refine`` re-runs the rows that hit the cap above the target, same seed, longer."""
+    refs = D.simulate_family("lopc", 6, 11, executor="serial", store=str(tmp_path / "s.sqlite"),
+                             out=D.references_path("lopc", str(tmp_path)), progress=False,
+                             target=0.004, min_cycles=1500, max_cycles=2000)
+    before = refs["rows"]
+    capped = [r["rel_hw"] > 0.02 and r["cycles"] == 2000 for r in before]
+    assert any(capped) and not all(capped)            # the test sees both kinds of row
+    out = D.refine_family("lopc", target=0.02, max_cycles=40_000,
+                          path=D.references_path("lopc", str(tmp_path)), progress=False)
+    on_disk = json.loads((tmp_path / "lopc.json").read_text())
+    assert on_disk["rows"] == out["rows"] and on_disk["refined"][0]["rows"] == sum(capped)
+    for old, new, c in zip(before, out["rows"], capped):
+        if not c:
+            assert new == old
+            continue
+        assert sorted(new) == sorted(old)
+        assert {k: new[k] for k in ("i", "seed", "P", "W", "o", "L", "cs2")} == \
+            {k: old[k] for k in ("i", "seed", "P", "W", "o", "L", "cs2")}
+        assert new["cycles"] > old["cycles"]
+        assert new["rel_hw"] <= 0.02 or new["cycles"] == 40_000
+        again = D.simulate_point(family="lopc", seed=old["seed"], min_cycles=new["cycles"],
+                                 max_cycles=new["cycles"], **D._row_point(old))
+        assert again["R"] == new["R"]                 # the same seed, the same run
+    with pytest.raises(ValueError, match="max_cycles must exceed the references' own cap"):
+        D.refine_family("lopc", target=0.02, max_cycles=2000,
+                        path=D.references_path("lopc", str(tmp_path)), progress=False)
+
+
+def test_check_refines_fresh_runs_as_the_stored_references_were(tmp_path, monkeypatch):
+    """A fresh design is measured like the map's references: their refinements are repeated."""
+    calls = []
+    real = D._refine_rows
+
+    def spy(family, refs, **kw):
+        calls.append((family, kw["target"], kw["max_cycles"], len(refs["rows"])))
+        return real(family, refs, **kw)
+
+    monkeypatch.setattr(D, "_refine_rows", spy)
+    monkeypatch.setattr(D, "_stored_refinements",
+                        lambda fam: [{"target_rel_hw": 0.5, "max_cycles": 2 * D.MAX_CYCLES}])
+    res = D.check_against_map("lopc", 3, seed=3, store=str(tmp_path / "c.sqlite"))
+    assert calls == [("lopc", 0.5, 2 * D.MAX_CYCLES, 3)] and res[""]["n"] == 3
+    monkeypatch.setattr(D, "_stored_refinements", lambda fam: [])
+    calls.clear()
+    D.check_against_map("lopc", 3, seed=3, store=str(tmp_path / "c.sqlite"))
+    assert calls == []
+
+
 @pytest.mark.parametrize("argv, message", [
     (["check", "--family", "lopc", "--points", "-3"], "--points: must be >= 1; got -3"),
     (["check", "--family", "lopc", "--points", "x"], "--points: not an integer: 'x'"),
     (["map", "--budget", "0"], "--budget: must be > 0; got 0"),
     (["simulate", "--workers", "0"], "--workers: must be >= 1; got 0"),
+    (["refine", "--target", "0"], "--target: must be > 0; got 0"),
+    (["refine", "--max-cycles", "x"], "--max-cycles: not an integer: 'x'"),
 ])
 def test_command_line_rejects_bad_options_in_one_line(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
