@@ -621,6 +621,15 @@ AUTO_GRID_LIMIT = 1000
 #: bounded by :data:`AUTO_NODE_WORK`
 AUTO_NODE_THREADS = 16
 
+#: most compute threads per node for which ``"auto"`` takes the node chain on two nodes, per
+#: policy: one everywhere (the two-node chain, ``models._policy_node.PAIR_THREADS``) and two
+#: for Fixed (the decomposition).  Fixed with two threads per node on two nodes, 40 fresh
+#: points (seed 4321): decomposition 2.84 / 9.37 / 13.97%, closed-network MVA 3.59 / 11.69 /
+#: 18.93% (mean / p95 / max |error| of R); with three threads 5.33 / 21.0 / 30.4% against
+#: 5.04 / 20.1 / 28.5% (seed 4322), and Floating with two 4.51 / 14.41 / 14.96% against
+#: 3.74 / 13.99 / 21.45% (seed 4323): MVA kept there
+AUTO_TWO_NODE_THREADS = {"fixed": 2}
+
 #: the node chain's budget under ``"auto"``, in non-zeros of its LU factors (each
 #: factorisation counts its factors' non-zeros, each triangular solve a tenth of them:
 #: ``max_work`` of :func:`models._policy_node.solve_point`; 20-60 ns of CPU each on the
@@ -948,18 +957,20 @@ def _auto_node_mask(a: Mapping[str, np.ndarray], policy: str) -> np.ndarray:
     """Grid points ``method="auto"`` solves by the node chain (where it is the more accurate).
 
     Measured on random designs (docs, section "Accuracy"): the decomposed chain on at
-    least 3 nodes with at most :data:`AUTO_NODE_THREADS` (16) compute threads, and the
-    two-node chain (at most ``PAIR_THREADS`` threads per node on two nodes; the
-    decomposition of two nodes of several threads misses by up to 16%, where
-    closed-network MVA stays within 4%); closed-network MVA elsewhere.  Nothing when
+    least 3 nodes with at most :data:`AUTO_NODE_THREADS` (16) compute threads, and on
+    two nodes at most :data:`AUTO_TWO_NODE_THREADS` threads per node (one: the two-node
+    chain; Fixed with two: the decomposition, which with three or more threads on two
+    nodes misses by up to 30%, as closed-network MVA does, but more often);
+    closed-network MVA elsewhere.  Nothing when
     those points' estimated cost (:func:`_node_seconds`) exceeds
     :data:`AUTO_NODE_SECONDS`.
     """
     from models._policy_node import PAIR_THREADS
 
     n_c = (a["p"] - 1.0) if policy == "fixed" else a["p"]
+    two = AUTO_TWO_NODE_THREADS.get(policy, PAIR_THREADS)
     mask = ((a["nodes"] >= 3) & (n_c <= AUTO_NODE_THREADS)) | (
-        (a["nodes"] == 2) & (n_c <= PAIR_THREADS))
+        (a["nodes"] == 2) & (n_c <= two))
     if not np.any(mask):
         return mask
     sub = {k: v[mask] for k, v in a.items()}

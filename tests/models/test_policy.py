@@ -531,15 +531,20 @@ def test_auto_is_node_up_to_sixteen_threads_mva_elsewhere_and_the_fixed_point_on
     # up to AUTO_NODE_THREADS (16, the domain's most) on >= 3 nodes: the node chain too
     many = preset("stache", p=policy.AUTO_NODE_THREADS, nodes=3)
     assert solve(many, "floating").method == "node-chain"
-    # a mixed grid: each point by its method, in place
-    mixed = preset("stache", p=np.array([2, 3, 2]), nodes=np.array([2, 2, 5]))
+    # a mixed grid: each point by its method, in place (Fixed on two nodes: the node chain
+    # up to AUTO_TWO_NODE_THREADS = 2 compute threads, p = 3; MVA from p = 4)
+    assert policy.AUTO_TWO_NODE_THREADS["fixed"] == 2
+    mixed = preset("stache", p=np.array([2, 3, 4, 2]), nodes=np.array([2, 2, 2, 5]))
     r = solve(mixed, "fixed")
     assert r.method == "node-chain + exact-mva"
-    for i in range(3):
+    for i in range(4):
         one = preset("stache", p=int(mixed.p[i]), nodes=int(mixed.nodes[i]))
-        m = "node" if mixed.p[i] == 2 else "mva"
+        m = "mva" if mixed.p[i] == 4 else "node"
         assert r.cycle_time[i] == pytest.approx(solve(one, "fixed", method=m).cycle_time,
                                                 rel=1e-12)
+    # Floating with two threads on two nodes stays with MVA
+    two = preset("stache", p=2, nodes=2)
+    assert solve(two, "floating").method == "exact-mva"
     # node-chain points whose estimated cost exceeds AUTO_NODE_SECONDS: MVA alone
     grid = preset("stache", U=np.array([0.2, 0.5, 0.8]), p=2)
     monkeypatch.setattr(policy, "AUTO_NODE_SECONDS", 3 * 0.07 - 0.01)
