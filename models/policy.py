@@ -623,7 +623,8 @@ AUTO_NODE_THREADS = 16
 
 #: most compute threads per node for which ``"auto"`` takes the node chain on two nodes, per
 #: policy: one everywhere (the two-node chain, ``models._policy_node.PAIR_THREADS``) and two
-#: for Fixed (the decomposition).  Fixed with two threads per node on two nodes, 40 fresh
+#: for Fixed (the decomposition; ``benchmarks/policy_two_node_threads.py``).  Fixed with two
+#: threads per node on two nodes, 40 fresh
 #: points (seed 4321): decomposition 2.84 / 9.37 / 13.97%, closed-network MVA 3.59 / 11.69 /
 #: 18.93% (mean / p95 / max |error| of R); with three threads 5.33 / 21.0 / 30.4% against
 #: 5.04 / 20.1 / 28.5% (seed 4322), and Floating with two 4.51 / 14.41 / 14.96% against
