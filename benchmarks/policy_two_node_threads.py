@@ -75,8 +75,9 @@ def errors(rows: list[dict[str, Any] | None], policy: str) -> dict[str, Any]:
     ok = [r for r in rows if r is not None]
     out: dict[str, Any] = {"n": len(ok)}
     for method in ("node", "mva"):
-        e = np.array([100.0 * (float(solve(PolicyParams(**{k: r[k] for k in FIELDS}), policy,
-                                             method=method).R) / r["R"] - 1.0) for r in ok])
+        R = [float(solve(PolicyParams(**{k: r[k] for k in FIELDS}), policy, method=method).R)
+             for r in ok]
+        e = np.array([100.0 * (m / r["R"] - 1.0) for m, r in zip(R, ok)])
         a = np.abs(e)
         out[method] = {"errors": e.round(4).tolist(), "mean": float(a.mean()),
                        "p95": float(np.percentile(a, 95)), "max": float(a.max()),

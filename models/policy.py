@@ -624,11 +624,11 @@ AUTO_NODE_THREADS = 16
 #: most compute threads per node for which ``"auto"`` takes the node chain on two nodes, per
 #: policy: one everywhere (the two-node chain, ``models._policy_node.PAIR_THREADS``) and two
 #: for Fixed (the decomposition; ``benchmarks/policy_two_node_threads.py``).  Fixed with two
-#: threads per node on two nodes, 40 fresh
-#: points (seed 4321): decomposition 2.84 / 9.37 / 13.97%, closed-network MVA 3.59 / 11.69 /
-#: 18.93% (mean / p95 / max |error| of R); with three threads 5.33 / 21.0 / 30.4% against
-#: 5.04 / 20.1 / 28.5% (seed 4322), and Floating with two 4.51 / 14.41 / 14.96% against
-#: 3.74 / 13.99 / 21.45% (seed 4323): MVA kept there
+#: threads per node on two nodes, 40 fresh points (seed 4321): decomposition 2.84 / 9.37 /
+#: 13.97%, closed-network MVA 3.59 / 11.69 / 18.93% (mean / p95 / max |error| of R; 40 held
+#: out, seed 4324: 3.54 / 10.70 / 18.46% against 4.55 / 16.46 / 20.59%); with three threads
+#: 5.33 / 21.0 / 30.4% against 5.04 / 20.1 / 28.5% (seed 4322), and Floating with two
+#: 4.51 / 14.41 / 14.96% against 3.74 / 13.99 / 21.45% (seed 4323): MVA kept there
 AUTO_TWO_NODE_THREADS = {"fixed": 2}
 
 #: the node chain's budget under ``"auto"``, in non-zeros of its LU factors (each
