@@ -631,6 +631,13 @@ AUTO_NODE_THREADS = 16
 #: 4.51 / 14.41 / 14.96% against 3.74 / 13.99 / 21.45% (seed 4323): MVA kept there
 AUTO_TWO_NODE_THREADS = {"fixed": 2}
 
+#: ... Fixed at two threads on two nodes only with handler cs2 at least this: with
+#: near-deterministic handlers the two nodes' threads fall into step, which the
+#: decomposition's independent arrivals miss (as with one thread, where the two-node chain
+#: takes it): +6.8% against MVA's +0.6% at cs2 0.04 (seed 4321), +6.0% against +2.2% at the
+#: fetch-block preset (cs2 0, U = 0.5, p = 3; simulated 3,554 +- 20 cycles)
+AUTO_TWO_NODE_MIN_CS2 = 0.1
+
 #: the node chain's budget under ``"auto"``, in non-zeros of its LU factors (each
 #: factorisation counts its factors' non-zeros, each triangular solve a tenth of them:
 #: ``max_work`` of :func:`models._policy_node.solve_point`; 20-60 ns of CPU each on the
@@ -960,8 +967,9 @@ def _auto_node_mask(a: Mapping[str, np.ndarray], policy: str) -> np.ndarray:
     Measured on random designs (docs, section "Accuracy"): the decomposed chain on at
     least 3 nodes with at most :data:`AUTO_NODE_THREADS` (16) compute threads, and on
     two nodes at most :data:`AUTO_TWO_NODE_THREADS` threads per node (one: the two-node
-    chain; Fixed with two: the decomposition, which with three or more threads on two
-    nodes misses by up to 30%, as closed-network MVA does, but more often);
+    chain; Fixed with two and handler cs2 of at least :data:`AUTO_TWO_NODE_MIN_CS2`: the
+    decomposition, which with three or more threads on two nodes misses by up to 30%, as
+    closed-network MVA does, but more often);
     closed-network MVA elsewhere.  Nothing when
     those points' estimated cost (:func:`_node_seconds`) exceeds
     :data:`AUTO_NODE_SECONDS`.
@@ -969,7 +977,8 @@ def _auto_node_mask(a: Mapping[str, np.ndarray], policy: str) -> np.ndarray:
     from models._policy_node import PAIR_THREADS
 
     n_c = (a["p"] - 1.0) if policy == "fixed" else a["p"]
-    two = AUTO_TWO_NODE_THREADS.get(policy, PAIR_THREADS)
+    two = np.where(a["handler_cs2"] >= AUTO_TWO_NODE_MIN_CS2,
+                   AUTO_TWO_NODE_THREADS.get(policy, PAIR_THREADS), PAIR_THREADS)
     mask = ((a["nodes"] >= 3) & (n_c <= AUTO_NODE_THREADS)) | (
         (a["nodes"] == 2) & (n_c <= two))
     if not np.any(mask):

@@ -533,15 +533,19 @@ def test_auto_is_node_up_to_sixteen_threads_mva_elsewhere_and_the_fixed_point_on
     assert solve(many, "floating").method == "node-chain"
     # a mixed grid: each point by its method, in place (Fixed on two nodes: the node chain
     # up to AUTO_TWO_NODE_THREADS = 2 compute threads, p = 3; MVA from p = 4)
+    # with handler cs2 of at least AUTO_TWO_NODE_MIN_CS2; deterministic handlers: MVA at p = 3)
     assert policy.AUTO_TWO_NODE_THREADS["fixed"] == 2
-    mixed = preset("stache", p=np.array([2, 3, 4, 2]), nodes=np.array([2, 2, 2, 5]))
+    mixed = preset("stache", p=np.array([2, 3, 4, 2]), nodes=np.array([2, 2, 2, 5]),
+                   handler_cs2=1.0)
     r = solve(mixed, "fixed")
     assert r.method == "node-chain + exact-mva"
     for i in range(4):
-        one = preset("stache", p=int(mixed.p[i]), nodes=int(mixed.nodes[i]))
+        one = preset("stache", p=int(mixed.p[i]), nodes=int(mixed.nodes[i]), handler_cs2=1.0)
         m = "mva" if mixed.p[i] == 4 else "node"
         assert r.cycle_time[i] == pytest.approx(solve(one, "fixed", method=m).cycle_time,
                                                 rel=1e-12)
+    for cs2, method in ((0.0, "exact-mva"), (0.05, "exact-mva"), (0.1, "node-chain")):
+        assert solve(preset("stache", p=3, nodes=2, handler_cs2=cs2), "fixed").method == method
     # Floating with two threads on two nodes stays with MVA
     two = preset("stache", p=2, nodes=2)
     assert solve(two, "floating").method == "exact-mva"
