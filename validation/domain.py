@@ -357,35 +357,15 @@ def simulate_family(family: str, n: int, seed: int, *, executor: Any = None,
     measures and half-widths, run lengths) are returned and, with ``write``,
     written to ``out`` (default :func:`references_path`).
     """
-    from mva.progress import stage
-    from mva.sweeps import sweep
-
     pts = design_points(family, n, seed)
     store = store or _store_path(family, None)
     os.makedirs(os.path.dirname(os.path.abspath(store)), exist_ok=True)
-    # one sweep per set of parameter names (the PDQ variants add their own fields); the
-    # first set keeps ``store``, the others get their own file beside it
-    groups: dict[tuple[str, ...], list[int]] = {}
-    for j, p in enumerate(pts):
-        groups.setdefault(tuple(sorted(p)), []).append(j)
     t0 = time.time()
-    rows: list[dict[str, Any]] = [{} for _ in pts]
-    for g, idx in enumerate(groups.values()):
-        variants = sorted({str(pts[j]["variant"]) for j in idx})
-        gstore = store if g == 0 else "%s.%s%s" % (os.path.splitext(store)[0],
-                                                   "+".join(variants),
-                                                   os.path.splitext(store)[1])
-        label = f"{family}{' ' + '+'.join(variants) if g else ''}"
-        with stage(f"simulate {label} ({len(idx)} runs)"):
-            t = sweep(simulate_point, [pts[j] for j in idx], executor=executor,
-                      workers=workers, store=gstore, progress=progress, vectorized=False,
-                      seed=seed, on_error="record",
-                      fixed={"family": family, "target": target, "max_cycles": max_cycles,
-                             "min_cycles": min_cycles},
-                      on_mismatch="reuse", title=f"{label} domain references")
-        cols = list(t.columns)
-        for r, j in enumerate(idx):
-            rows[j] = {c: _plain(t[c][r]) for c in cols}
+    rows = _simulate_grouped(pts, family=family, verb="simulate", note="",
+                             title="domain references", store=store, executor=executor,
+                             workers=workers, progress=progress, seed=seed,
+                             fixed={"family": family, "target": target,
+                                    "max_cycles": max_cycles, "min_cycles": min_cycles})
     refs = {"family": family, "points": n, "seed": seed, "design": "sobol",
             "target_rel_hw": target, "max_cycles": max_cycles, "min_cycles": min_cycles,
             "git_commit": _git_commit(), "wall_time_s": round(time.time() - t0, 1),
@@ -398,6 +378,41 @@ def simulate_family(family: str, n: int, seed: int, *, executor: Any = None,
         with open(path, "w") as f:
             json.dump(refs, f, indent=0, allow_nan=True)
     return refs
+
+
+def _simulate_grouped(pts: Sequence[Mapping[str, Any]], *, family: str, verb: str, note: str,
+                      title: str, store: str, fixed: Mapping[str, Any], executor: Any,
+                      workers: int | None, progress: bool,
+                      seed: int | None = None) -> list[dict[str, Any]]:
+    """Each point of ``pts`` by :func:`simulate_point` through :func:`mva.sweep`: its row.
+
+    One sweep per set of parameter names (the PDQ variants add their own
+    fields); the first set keeps ``store``, the others get
+    ``<store>.<variants><ext>`` beside it.  Rows are plain values
+    (:func:`_plain`), in the order of ``pts``.
+    """
+    from mva.progress import stage
+    from mva.sweeps import sweep
+
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for j, p in enumerate(pts):
+        groups.setdefault(tuple(sorted(p)), []).append(j)
+    rows: list[dict[str, Any]] = [{} for _ in pts]
+    for g, idx in enumerate(groups.values()):
+        variants = sorted({str(pts[j].get("variant", "")) for j in idx})
+        gstore = store if g == 0 else "%s.%s%s" % (os.path.splitext(store)[0],
+                                                   "+".join(variants),
+                                                   os.path.splitext(store)[1])
+        label = f"{family}{' ' + '+'.join(variants) if g else ''}"
+        with stage(f"{verb} {label} ({len(idx)} runs{note})"):
+            t = sweep(simulate_point, [pts[j] for j in idx], executor=executor,
+                      workers=workers, store=gstore, progress=progress, vectorized=False,
+                      seed=seed, on_error="record", fixed=dict(fixed),
+                      on_mismatch="reuse", title=f"{label} {title}")
+        cols = list(t.columns)
+        for r, j in enumerate(idx):
+            rows[j] = {c: _plain(t[c][r]) for c in cols}
+    return rows
 
 
 #: keys of a reference row that are results or bookkeeping, not design-point fields
@@ -463,9 +478,6 @@ def _refine_rows(family: str, refs: Mapping[str, Any], *, target: float, max_cyc
     ``max_cycles``.  Returns the new references (a copy) and the count of rows
     run again.
     """
-    from mva.progress import stage
-    from mva.sweeps import sweep
-
     if not 0.0 < target < 1.0:
         raise ValueError(f"target must be in (0, 1) (a relative half-width); got {target}")
     max_cycles = int(check_integer("max_cycles", max_cycles, minimum=1))
@@ -473,8 +485,7 @@ def _refine_rows(family: str, refs: Mapping[str, Any], *, target: float, max_cyc
     if max_cycles <= cap:
         raise ValueError(f"max_cycles must exceed the references' own cap of {cap:,} requests "
                          f"to refine them; got {max_cycles:,}")
-    todo = [j for j, r in enumerate(refs["rows"])
-            if not r.get("saturated") and not r.get("error") and r.get("rel_hw") is not None
+    todo = [j for j, r in enumerate(refs["rows"]) if _steady(r)
             and r["rel_hw"] > target and cap <= int(r.get("cycles") or 0) < max_cycles]
     pts = []
     for j in todo:
@@ -483,26 +494,30 @@ def _refine_rows(family: str, refs: Mapping[str, Any], *, target: float, max_cyc
         pts.append({**_row_point(r), **({"variant": r["variant"]} if "variant" in r else {}),
                     "i": r["i"], "seed": int(r["seed"]), "min_cycles": int(min(max_cycles, first))})
     rows = [dict(r) for r in refs["rows"]]
-    groups: dict[tuple[str, ...], list[int]] = {}
-    for k, pt in enumerate(pts):
-        groups.setdefault(tuple(sorted(pt)), []).append(k)
-    for g, idx in enumerate(groups.values()):
-        gstore = store if g == 0 else "%s.%d%s" % (os.path.splitext(store)[0], g,
-                                                   os.path.splitext(store)[1])
-        with stage(f"refine {family} ({len(idx)} runs above {target:g})"):
-            t = sweep(simulate_point, [pts[k] for k in idx],
-                      executor="serial" if (workers or 1) <= 1 else None, workers=workers,
-                      store=gstore, progress=progress, vectorized=False, on_error="record",
-                      fixed={"family": family, "target": target, "max_cycles": max_cycles},
-                      on_mismatch="reuse", title=f"{family} references refined")
-        for r, k in enumerate(idx):
-            vals = {c: _plain(t[c][r]) for c in t.columns if c != "min_cycles"}
-            if vals.get("error") and not vals.get("saturated"):
-                continue                      # a failed run keeps the stored row
-            old = rows[todo[k]]               # the stored row's keys, in its order
-            rows[todo[k]] = {**{c: vals.get(c) for c in old},
-                             **{c: v for c, v in vals.items() if c not in old}}
+    new_rows = _simulate_grouped(pts, family=family, verb="refine", note=f" above {target:g}",
+                                 title="references refined", store=store,
+                                 executor="serial" if (workers or 1) <= 1 else None,
+                                 workers=workers, progress=progress,
+                                 fixed={"family": family, "target": target,
+                                        "max_cycles": max_cycles})
+    for j, vals in zip(todo, new_rows):
+        vals.pop("min_cycles", None)
+        if vals.get("error") and not vals.get("saturated"):
+            continue                          # a failed run keeps the stored row
+        old = rows[j]                         # the stored row's keys, in its order
+        rows[j] = {**{c: vals.get(c) for c in old},
+                   **{c: v for c, v in vals.items() if c not in old}}
     return {**refs, "rows": rows, "refined": list(refs.get("refined", []))}, len(todo)
+
+
+def _steady(row: Mapping[str, Any]) -> bool:
+    """Whether a reference row is a run that reached a steady state (with a half-width)."""
+    return not row.get("saturated") and not row.get("error") and row.get("rel_hw") is not None
+
+
+def _steady_hw(rows: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """Relative half-widths of ``R`` of the steady-state rows."""
+    return np.array([r["rel_hw"] for r in rows if _steady(r)], dtype=float)
 
 
 def _stored_refinements(family: str) -> list[dict[str, Any]]:
@@ -1247,9 +1262,8 @@ def _run(a: argparse.Namespace) -> int:
                                    executor="serial" if a.workers <= 1 else None,
                                    workers=a.workers, store=a.store if len(fams) == 1 else None,
                                    out=references_path(fam, a.references))
-            ok = [r for r in refs["rows"] if not r.get("saturated") and not r.get("error")]
-            hw = np.array([r["rel_hw"] for r in ok], dtype=float)
-            print(f"{fam}: {len(refs['rows'])} runs, {len(ok)} with a steady state; relative "
+            hw = _steady_hw(refs["rows"])
+            print(f"{fam}: {len(refs['rows'])} runs, {hw.size} with a steady state; relative "
                   f"half-width of R: median {np.median(hw):.4f}, max {hw.max():.4f}; "
                   f"{int((hw <= refs['target_rel_hw']).sum())} at target", flush=True)
         return 0
@@ -1260,8 +1274,7 @@ def _run(a: argparse.Namespace) -> int:
                                  path=references_path(fam, a.references), workers=a.workers,
                                  store=a.store if len(fams) == 1 else None)
             for name, rr in (("before", before), ("after", refs)):
-                hw = np.array([r["rel_hw"] for r in rr["rows"] if not r.get("saturated")
-                               and not r.get("error") and r.get("rel_hw") is not None])
+                hw = _steady_hw(rr["rows"])
                 print(f"{fam} {name}: relative half-width of R: median {np.median(hw):.4f}, "
                       f"p95 {np.percentile(hw, 95):.4f}, max {hw.max():.4f}; "
                       f"{int((hw > a.target).sum())} above {a.target:g}", flush=True)
