@@ -20,6 +20,7 @@ Two steps, so that a model change needs no new simulation:
 Command line::
 
     python -m validation.domain simulate --family lopc --points 512 --seed 2026 --workers 2
+    python -m validation.domain update --family pdq --workers 2   # only the points that moved
     python -m validation.domain map                     # every family with references
 
 Designs
@@ -71,7 +72,7 @@ __all__ = ["FAMILIES", "pdq_saturation_load", "pdq_discipline", "PDQ_VARIANT_FIE
            "MAP_VERSION", "design_points", "simulate_point", "simulate_family",
            "load_references", "model_values", "axis_values", "errors_of", "build_map",
            "references_path", "MAP_PATH", "TARGETS", "family_errors", "check_against_map",
-           "refine_family",
+           "refine_family", "update_family",
            "CHECK_ALPHA",
            "saturation_agreement", "SATURATION_FAMILIES", "WINNER_PAIRS",
            "winner_agreement", "main"]
@@ -188,12 +189,20 @@ def pdq_discipline(variant: str) -> str:
     return "shared" if variant == "multiplexed" else (variant or "shared")
 
 
-def design_points(family: str, n: int, seed: int) -> list[dict[str, Any]]:
+def design_points(family: str, n: int, seed: int, *, workers: int | None = None,
+                  store: str | None = None, progress: bool = False) -> list[dict[str, Any]]:
     """The ``n`` design points of ``family`` (scrambled Sobol, ``seed``), one dict each.
 
     Every point carries its ``variant`` (``""``, the policy or the PDQ
     discipline) and its index ``i`` in the design; policy points appear once
     per policy, PDQ points once per discipline.
+
+    PDQ loads are fractions of each point's saturation load
+    (:func:`pdq_saturation_load`, a bisection of 17 model solves, up to a
+    minute a point near the model's fold).  With ``workers`` above 1 or a
+    ``store`` those bisections run as one :func:`mva.sweep` on ``workers``
+    processes, recorded in the SQLite ``store`` so that an interrupted design
+    resumes; the points are the same either way.
 
     Examples
     --------
@@ -252,6 +261,7 @@ def design_points(family: str, n: int, seed: int) -> list[dict[str, Any]]:
         extra = tuple(f for fs in PDQ_VARIANT_FIELDS.values() for f in fs)
         dx = design(PDQParams, n, vary=extra,
                     seed=int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
+        fractions: list[float] = []
         for i in range(n):
             base = {k: py(d[k][i]) for k in names}
             base["k"], base["n_keys"] = int(base["k"]), int(base["n_keys"])
@@ -265,11 +275,61 @@ def design_points(family: str, n: int, seed: int) -> list[dict[str, Any]]:
                     p["key_skew"] = 0.0
                     p["f_sequential"] = 0.0
                     p["n_keys"] = int(max(1, round(p["n_keys"] / p["k"])) * p["k"])
-                u = p.pop("load")
-                disc = pdq_discipline(variant)
-                p["load"] = float(u * pdq_saturation_load(p, disc))
+                fractions.append(p.pop("load"))
                 out.append({**p, "variant": variant, "i": i})
+        bounds = _saturation_loads(out, workers=workers, store=store, progress=progress)
+        for p, u, b in zip(out, fractions, bounds):
+            p["load"] = float(u * b)
+        out = [{**{k: v for k, v in p.items() if k not in ("variant", "i")},
+                "variant": p["variant"], "i": p["i"]} for p in out]
     return out
+
+
+def _saturation_point(discipline: str, **fields: Any) -> float:
+    """:func:`pdq_saturation_load` as a :func:`mva.sweep` function (fields as keywords)."""
+    return pdq_saturation_load(fields, discipline)
+
+
+def _saturation_loads(pts: Sequence[Mapping[str, Any]], *, workers: int | None,
+                      store: str | None, progress: bool) -> list[float]:
+    """The saturation load of each PDQ design point (``variant`` and ``i`` ignored).
+
+    Serial and through the process cache (:func:`pdq_saturation_load`) unless
+    ``workers > 1`` or ``store`` is given: then one :func:`mva.sweep` over the
+    distinct points, resumable from ``store``.
+    """
+    items = [({k: v for k, v in p.items() if k not in ("variant", "i")},
+              pdq_discipline(str(p["variant"]))) for p in pts]
+    if (workers is None or workers <= 1) and store is None:
+        return [pdq_saturation_load(f, disc) for f, disc in items]
+    from mva.progress import stage
+    from mva.sweeps import sweep
+
+    keys: dict[str, int] = {}
+    grid: list[dict[str, Any]] = []
+    for f, disc in items:
+        key = json.dumps({"discipline": disc, **f}, sort_keys=True)
+        if key not in keys:
+            keys[key] = len(grid)
+            grid.append({"discipline": disc, **f})
+    # one sweep per set of parameter names (the multiplexed and spin-lock points add theirs)
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for j, g in enumerate(grid):
+        groups.setdefault(tuple(sorted(g)), []).append(j)
+    loads = [math.nan] * len(grid)
+    for gi, idx in enumerate(groups.values()):
+        gstore = None if store is None else (
+            store if gi == 0 else "%s.%d%s" % (os.path.splitext(store)[0], gi,
+                                               os.path.splitext(store)[1]))
+        with stage(f"PDQ saturation loads ({len(idx)} bisections)", gi + 1, len(groups)):
+            t = sweep(_saturation_point, [grid[j] for j in idx], store=gstore,
+                      executor="serial" if (workers or 1) <= 1 else None, workers=workers,
+                      progress=progress, vectorized=False, on_mismatch="reuse",
+                      title="PDQ saturation loads")
+        for r, j in enumerate(idx):
+            loads[j] = float(t["result"][r])
+    return [loads[keys[json.dumps({"discipline": disc, **f}, sort_keys=True)]]
+            for f, disc in items]
 
 
 def _threads(family: str, p: Mapping[str, Any]) -> int:
@@ -357,9 +417,10 @@ def simulate_family(family: str, n: int, seed: int, *, executor: Any = None,
     measures and half-widths, run lengths) are returned and, with ``write``,
     written to ``out`` (default :func:`references_path`).
     """
-    pts = design_points(family, n, seed)
     store = store or _store_path(family, None)
     os.makedirs(os.path.dirname(os.path.abspath(store)), exist_ok=True)
+    pts = design_points(family, n, seed, workers=workers, progress=progress,
+                        store=os.path.splitext(store)[0] + ".saturation.sqlite")
     t0 = time.time()
     rows = _simulate_grouped(pts, family=family, verb="simulate", note="",
                              title="domain references", store=store, executor=executor,
@@ -461,11 +522,101 @@ def refine_family(family: str, *, target: float, max_cycles: int, path: str | No
         "command": f"python -m validation.domain refine --family {family} --target {target:g} "
                    f"--max-cycles {max_cycles}"})
     if write:
-        tmp = p + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(out, f, indent=0, allow_nan=True)
-        os.replace(tmp, p)
+        _write_json(p, out, 0, allow_nan=True)
     return out
+
+
+def update_family(family: str, *, path: str | None = None, workers: int | None = None,
+                  store: str | None = None, progress: bool = True,
+                  write: bool = True) -> dict[str, Any]:
+    """Bring the stored references up to today's design: simulate only the points that moved.
+
+    A design can move without a new seed: PDQ loads are fractions of the
+    model's own saturation load (:func:`design_points`), so a model change
+    that moves that bound moves the points.  The design of the stored
+    references (their ``points`` and ``seed``) is drawn again; a stored row
+    whose point is unchanged is kept (same fields, so the same per-point
+    seed and run length: simulating it again would repeat it bit for bit,
+    refinements included; "unchanged" is equal to :data:`SAME_POINT_RTOL`,
+    since the last bits of the design's floats move with NumPy and SciPy
+    releases, and the row keeps its own point), every other point is
+    simulated as
+    :func:`simulate_family` would, and the new runs are then refined as the
+    stored ones were (each ``"refined"`` record, :func:`_refine_rows`).
+    What was done is recorded under ``"updated"``; with ``write`` the file is
+    replaced only once the new one is written in full.  Resumable through
+    ``store`` (default ``<family>.update.sqlite`` beside the references, and
+    ``.saturation`` / ``.refine`` stores beside it).
+    """
+    p = path or references_path(family)
+    refs = load_references(family, p)
+    t0 = time.time()
+    base = os.path.splitext(store or os.path.splitext(p)[0] + ".update.sqlite")[0]
+    pts = design_points(family, int(refs["points"]), int(refs["seed"]), workers=workers,
+                        store=base + ".saturation.sqlite", progress=progress)
+    rows = [dict(r) for r in refs["rows"]]
+    if len(rows) != len(pts):
+        raise ValueError(f"the stored {family} references have {len(rows)} rows where their "
+                         f"design ({refs['points']} points, seed {refs['seed']}) has {len(pts)}")
+    moved = [j for j, (r, q) in enumerate(zip(rows, pts))
+             if (r.get("variant", ""), r["i"]) != (q["variant"], q["i"])
+             or not _same_point(_row_point(r),
+                                {k: v for k, v in q.items() if k not in ("variant", "i")})]
+    new = _simulate_grouped([pts[j] for j in moved], family=family, verb="update",
+                            note=", points moved", title="references updated",
+                            store=base + ".sqlite", executor=None if (workers or 1) > 1
+                            else "serial", workers=workers, progress=progress,
+                            seed=int(refs["seed"]),
+                            fixed={"family": family, "target": refs["target_rel_hw"],
+                                   "max_cycles": refs["max_cycles"],
+                                   "min_cycles": refs["min_cycles"]})
+    sub = {**refs, "rows": new}
+    for step in refs.get("refined", []):
+        sub = _refine_rows(family, sub, target=step["target_rel_hw"],
+                           max_cycles=step["max_cycles"], store=base + ".refine.sqlite",
+                           workers=workers, progress=progress)[0]
+    for j, r in zip(moved, sub["rows"]):
+        rows[j] = r
+    counts: dict[str, int] = {}
+    for j in moved:
+        v = str(pts[j]["variant"])
+        counts[v] = counts.get(v, 0) + 1
+    out = {**refs, "rows": rows,
+           "updated": list(refs.get("updated", [])) + [{
+               "moved": len(moved), "moved_by_variant": counts, "kept": len(rows) - len(moved),
+               "git_commit": _git_commit(), "wall_time_s": round(time.time() - t0, 1),
+               "command": f"python -m validation.domain update --family {family}"}]}
+    if write:
+        _write_json(p, out, 0, allow_nan=True)
+    return out
+
+
+#: relative difference below which a stored point is today's (the last bits of the design's
+#: floats move with NumPy / SciPy releases; a moved PDQ saturation bound moves a load by at
+#: least 2**-16 of it)
+SAME_POINT_RTOL = 1e-9
+
+
+def _same_point(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two design points are the same: equal names, values equal or within
+    :data:`SAME_POINT_RTOL` (numbers).
+
+    >>> _same_point({"W": 10.607788683253366}, {"W": 10.607788683253364})
+    True
+    >>> _same_point({"load": 0.15}, {"load": 0.32}), _same_point({"k": 2}, {"k": 2, "S": 1.0})
+    (False, False)
+    """
+    if set(a) != set(b):
+        return False
+    for k, x in a.items():
+        y = b[k]
+        if isinstance(x, bool) or isinstance(y, bool) or not isinstance(x, (int, float)) \
+                or not isinstance(y, (int, float)):
+            if x != y:
+                return False
+        elif abs(x - y) > SAME_POINT_RTOL * max(abs(x), abs(y)):
+            return False
+    return True
 
 
 def _refine_rows(family: str, refs: Mapping[str, Any], *, target: float, max_cycles: int,
@@ -1097,10 +1248,10 @@ def build_map(families: Sequence[str] = FAMILIES, *, references: str | None = No
 BOUNDS_NAME = "accuracy_bounds.json"
 
 
-def _write_json(path: str, obj: Any, indent: int | None) -> None:
+def _write_json(path: str, obj: Any, indent: int | None, allow_nan: bool = False) -> None:
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(obj, f, indent=indent, allow_nan=False, default=_plain)
+        json.dump(obj, f, indent=indent, allow_nan=allow_nan, default=_plain)
         f.write("\n")
     os.replace(tmp, path)  # readers never see a half-written file
 
@@ -1225,10 +1376,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     ap = argparse.ArgumentParser(prog="python -m validation.domain",
                                  description=(__doc__ or "").split("\n")[0])
-    ap.add_argument("step", choices=("simulate", "refine", "map", "check"),
-                    help="simulate: references; refine: extend the references that stopped at "
-                         "their run-length cap above --target; map: the accuracy map; check: a "
-                         "fresh design against the map (exit 1 when inconsistent)")
+    ap.add_argument("step", choices=("simulate", "update", "refine", "map", "check"),
+                    help="simulate: references; update: simulate only the stored design's "
+                         "points that moved (PDQ loads follow the model's saturation bound), "
+                         "refined as the stored runs were; refine: extend the references that "
+                         "stopped at their run-length cap above --target; map: the accuracy "
+                         "map; check: a fresh design against the map (exit 1 when "
+                         "inconsistent)")
     ap.add_argument("--family", choices=FAMILIES + ("all",), default="all")
     ap.add_argument("--points", type=_at_least(int, 1), default=512)
     ap.add_argument("--seed", type=_at_least(int, 0), default=2026)
@@ -1266,6 +1420,14 @@ def _run(a: argparse.Namespace) -> int:
             print(f"{fam}: {len(refs['rows'])} runs, {hw.size} with a steady state; relative "
                   f"half-width of R: median {np.median(hw):.4f}, max {hw.max():.4f}; "
                   f"{int((hw <= refs['target_rel_hw']).sum())} at target", flush=True)
+        return 0
+    if a.step == "update":
+        for fam in fams:
+            refs = update_family(fam, path=references_path(fam, a.references),
+                                 workers=a.workers, store=a.store if len(fams) == 1 else None)
+            u = refs["updated"][-1]
+            print(f"{fam}: {u['moved']} of {len(refs['rows'])} points moved and were simulated "
+                  f"again {u['moved_by_variant']}, {u['kept']} kept", flush=True)
         return 0
     if a.step == "refine":
         for fam in fams:

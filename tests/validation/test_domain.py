@@ -45,6 +45,26 @@ def test_design_is_reproducible_and_inside_the_declared_domain(family):
             assert 0 < p["load"] <= 0.95
 
 
+@pytest.mark.parametrize("family", D.FAMILIES)
+def test_stored_references_are_of_todays_design(family):
+    """The shipped references describe the design drawn today (else ``update`` them).
+
+    PDQ loads are fractions of the model's saturation load: a model change that moves it
+    moves the design, and the map would then be measured on points the declared domain no
+    longer has (``python -m validation.domain update`` re-simulates the moved ones).
+    """
+    refs = D.load_references(family)
+    n = 2 if family == "pdq" else 16          # (PDQ: 8 saturation bisections)
+    pts = D.design_points(family, n, refs["seed"])
+    rows = refs["rows"][:len(pts)]
+    for r, p in zip(rows, pts):
+        assert (r.get("variant", ""), r["i"]) == (p["variant"], p["i"])
+        fields = {k: v for k, v in p.items() if k not in ("variant", "i")}
+        assert D._same_point(D._row_point(r), fields), (r["i"], r.get("variant"), {
+            k: (D._row_point(r).get(k), v) for k, v in fields.items()
+            if D._row_point(r).get(k) != v})
+
+
 def test_prefix_of_a_design_is_the_smaller_design():
     """A 128-point design is the first 128 points of the 512-point one (resume, sub-samples)."""
     assert D.design_points("ini", 8, seed=3) == D.design_points("ini", 16, seed=3)[:8]
@@ -304,6 +324,57 @@ def test_refine_extends_only_the_runs_stopped_at_their_cap(tmp_path):
                         path=D.references_path("lopc", str(tmp_path)), progress=False)
 
 
+def test_update_simulates_only_the_points_that_moved(tmp_path):
+    """``update`` re-runs the stored rows whose design point moved, refined as before."""
+    path = D.references_path("lopc", str(tmp_path))
+    D.simulate_family("lopc", 6, 11, executor="serial", store=str(tmp_path / "s.sqlite"),
+                      out=path, progress=False, target=0.004, min_cycles=1500, max_cycles=2000)
+    good = D.refine_family("lopc", target=0.02, max_cycles=40_000, path=path, progress=False)
+    capped = [j for j, r in enumerate(good["rows"]) if r["cycles"] > 2000]
+    assert capped and len(capped) < 6                 # refined rows and rows left as they were
+    moved, ulp = capped[0], next(j for j in range(6) if j not in capped)
+    stale = json.loads(json.dumps(good))
+    stale["rows"][moved]["W"] *= 1.1                  # a point the design no longer has
+    stale["rows"][moved]["R"] = -1.0
+    stale["rows"][ulp]["o"] = float(np.nextafter(stale["rows"][ulp]["o"], math.inf))
+    with open(path, "w") as f:
+        json.dump(stale, f)
+    out = D.update_family("lopc", path=path, progress=False)
+    assert json.loads(open(path).read()) == out
+    assert out["updated"][-1]["moved"] == 1 and out["updated"][-1]["kept"] == 5
+    # the moved row is simulated at today's point with its seed, and refined as the stored
+    # runs were: exactly the row the references had; the one-ulp row is kept as it is
+    def run(row):                                     # the row without its wall time
+        return {k: v for k, v in row.items() if k != "sim_wall_time"}
+
+    assert run(out["rows"][moved]) == run(good["rows"][moved])
+    assert out["rows"][ulp] == stale["rows"][ulp]
+    assert [r for j, r in enumerate(out["rows"]) if j not in (moved, ulp)] == \
+        [r for j, r in enumerate(good["rows"]) if j not in (moved, ulp)]
+    again = D.update_family("lopc", path=path, progress=False, write=False)
+    assert again["updated"][-1]["moved"] == 0
+
+
+def test_design_saturation_loads_through_a_resumable_sweep(tmp_path, monkeypatch):
+    """PDQ's saturation bisections give the same design serially and as a stored sweep."""
+    calls = []
+
+    def bound(fields, discipline):
+        calls.append(discipline)
+        return 0.5 + 0.01 * fields["k"] + (0.1 if fields.get("multiplexed") else 0.0)
+
+    monkeypatch.setattr(D, "pdq_saturation_load", bound)
+    serial = D.design_points("pdq", 3, seed=4)
+    assert len(calls) == 12
+    store = str(tmp_path / "sat.sqlite")
+    assert D.design_points("pdq", 3, seed=4, store=store) == serial
+    assert len(calls) == 24
+    assert D.design_points("pdq", 3, seed=4, store=store) == serial   # resumed: no bisection
+    assert len(calls) == 24
+    assert [sorted(p) for p in D.design_points("pdq", 3, seed=4, store=store)] == \
+        [sorted(p) for p in serial]
+
+
 def test_check_refines_fresh_runs_as_the_stored_references_were(tmp_path, monkeypatch):
     """A fresh design is measured like the map's references: their refinements are repeated."""
     calls = []
@@ -331,6 +402,7 @@ def test_check_refines_fresh_runs_as_the_stored_references_were(tmp_path, monkey
     (["simulate", "--workers", "0"], "--workers: must be >= 1; got 0"),
     (["refine", "--target", "0"], "--target: must be > 0; got 0"),
     (["refine", "--max-cycles", "x"], "--max-cycles: not an integer: 'x'"),
+    (["update", "--workers", "x"], "--workers: not an integer: 'x'"),
 ])
 def test_command_line_rejects_bad_options_in_one_line(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
