@@ -233,7 +233,7 @@ def test_result_carries_expected_error_lazily(lopc_tiny):
     assert e.tolist() == expected_error("lopc", "node", "R", U_h=U, cs2=1.0,
                                         accuracy_map=lopc_tiny).tolist() == [0.02, 0.02, 0.01]
     assert r.R_y_expected_error[2] == 0.1                 # empty bin: the overall p95
-    assert r.expected_error_measures == ("R", "R_q", "R_y")
+    assert r.expected_error_measures == ("R", "R_q", "R_y", "Q_h")   # TARGETS["lopc"]
     assert "R_expected_error" in r.table().columns
     with pytest.raises(AttributeError):
         r.X_expected_error
@@ -298,3 +298,15 @@ def test_pdq_results_look_up_their_discipline_and_multiplexed_processors():
         assert e == pytest.approx(float(expected_error("pdq", "auto", variant=variant,
                                                        load=0.3, keys_per_pp=64 / 4)))
     assert np.isnan(float(part_mult.R_expected_error))
+
+
+def test_a_mean_only_target_has_no_region_test():
+    """The issues bound only the mean of some measures (policy P_int, U_pp; PDQ U): those
+    are summarised and met by their mean, and a point's bound has nothing to be held to."""
+    assert accuracy.TARGETS["pdq"]["U"]["p95"] is None
+    assert accuracy.meets({"n": 3, "mean": 0.01, "p95": 0.5, "max": 0.9},
+                          accuracy.TARGETS["pdq"]["U"])
+    assert not accuracy.meets({"n": 0, "mean": None, "p95": None, "max": None},
+                              accuracy.TARGETS["pdq"]["U"])
+    with pytest.raises(ValueError, match="bounds only the mean"):
+        accuracy.target_met("pdq", "auto", "U", variant="shared", load=0.5, keys_per_pp=4)
