@@ -34,6 +34,7 @@ HPCA 1999, sections 3 to 5 and Table 1.  L. Kleinrock,
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
@@ -2577,8 +2578,14 @@ def _episode_clearing(lam_s: float, S: float, V: float,
     return settle(C, x_min, _EPISODE_ITER)
 
 
-def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
-    """The shared queue by the key-aware approximation, point by point."""
+def _shared_keyed(a: Mapping[str, np.ndarray], values: bool = True) -> PDQResult:
+    """The shared queue by the key-aware approximation, point by point.
+
+    ``values=False``: the saturation flags (and bottlenecks) only, which the
+    first fixed point of each point decides; the multiplexed processors'
+    iteration of the released batch's interrupts, which changes the values
+    only, is skipped (the values are then those of its first step).
+    """
     shape = a["lam"].shape
     R = np.full(shape, np.nan)
     conf = np.full(shape, np.nan)
@@ -2614,7 +2621,7 @@ def _shared_keyed(a: Mapping[str, np.ndarray]) -> PDQResult:
             sat[idx], bott[idx] = True, r["sat"]
             continue
         if mult:
-            if g["f_sequential"] > 0.0 and not rm["sat"] and rm["conv"]:
+            if values and g["f_sequential"] > 0.0 and not rm["sat"] and rm["conv"]:
                 # the batch an episode releases interrupts computing processors at once
                 # (geometric, mean nu, from the values' fixed point): its handlers beyond
                 # the idle processors interrupt, a fraction beta of the ordinary handlers
@@ -2840,12 +2847,13 @@ def _single_server(a: Mapping[str, np.ndarray], res: PDQResult, discipline: str)
 
 
 def _solve_shared(a: Mapping[str, np.ndarray], method: str, n_max: int,
-                  max_states: int | None, max_order: int) -> PDQResult:
-    """The shared queue by one method (``auto``: chain, birth-death or keyed, see :func:`solve`)."""
+                  max_states: int | None, max_order: int, values: bool = True) -> PDQResult:
+    """The shared queue by one method (``auto``: chain, birth-death or keyed, see :func:`solve`;
+    ``values=False``: the keyed method's flags only, :func:`_shared_keyed`)."""
     if method == "birth-death":
         return _shared(a)
     if method == "keyed":
-        return _shared_keyed(a)
+        return _shared_keyed(a, values)
     n_max_ = int(check_integer("n_max", n_max, minimum=2))
     if max_states is None:
         max_states = AUTO_MAX_STATES if method == "auto" else CTMC_MAX_STATES
@@ -3048,27 +3056,9 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     >>> sh.response_time < pt.response_time
     True
     """
-    check_choice("discipline", discipline, DISCIPLINES)
     check_choice("on_saturation", on_saturation, ("flag", "raise"))
-    if method is None:
-        method = "auto"
-    check_choice("method", method, METHODS)
-    asked = method          # the accuracy map's key (result.method says what ran, per point)
-    if method == "auto" and discipline != "shared":
-        method = "birth-death"          # the other disciplines have one method each
-    if method != "birth-death" and discipline != "shared":
-        raise ValueError(f"method={method!r} applies to discipline='shared' only; got "
-                         f"discipline={discipline!r}")
-    a = _prepare(params)
-    if discipline == "shared":
-        res = _solve_shared(a, method, n_max, max_states, max_order)
-    elif discipline == "partitioned":
-        res = _at_least(_partitioned(a), _solve_shared(a, "auto", n_max, max_states, max_order),
-                        a)
-    else:
-        res = _spinlock(a)
-    if method != "ctmc":           # the chain is exact at k = 1 already
-        res = _single_server(a, res, discipline)
+    asked = "auto" if method is None else method   # the accuracy map's key
+    res = _solve(params, discipline, method, n_max, max_states, max_order)
     if on_saturation == "raise" and np.any(res.saturated):
         from mva.errors import SaturationError
 
@@ -3082,6 +3072,55 @@ def solve(params: PDQParams, discipline: str = "shared", *,
     variant = discipline if not params.multiplexed else (
         "multiplexed" if discipline == "shared" else f"{discipline}-multiplexed")
     return _attach_accuracy(with_inputs(res, params), "pdq", variant=variant, method=asked)
+
+
+def _solve(params: PDQParams, discipline: str, method: str | None, n_max: int = 64,
+           max_states: int | None = None, max_order: int = 4,
+           values: bool = True) -> PDQResult:
+    """:func:`solve`'s result before the accuracy map (``values=False``: see
+    :func:`_saturated`)."""
+    check_choice("discipline", discipline, DISCIPLINES)
+    if method is None:
+        method = "auto"
+    check_choice("method", method, METHODS)
+    if method == "auto" and discipline != "shared":
+        method = "birth-death"          # the other disciplines have one method each
+    if method != "birth-death" and discipline != "shared":
+        raise ValueError(f"method={method!r} applies to discipline='shared' only; got "
+                         f"discipline={discipline!r}")
+    a = _prepare(params)
+    if discipline == "shared":
+        res = _solve_shared(a, method, n_max, max_states, max_order, values)
+    elif discipline == "partitioned":
+        res = _at_least(_partitioned(a),
+                        _solve_shared(a, "auto", n_max, max_states, max_order, values), a)
+    else:
+        res = _spinlock(a)
+    if method != "ctmc":           # the chain is exact at k = 1 already
+        res = _single_server(a, res, discipline)
+    return res
+
+
+def _saturated(params: PDQParams, discipline: str = "shared",
+               method: str | None = None) -> Any:
+    """``solve(params, discipline, method=method).saturated``, without what only the values need.
+
+    The saturation bisections of :func:`validation.domain.pdq_saturation_load`
+    ask for the flag alone: the key-aware method's multiplexed processors then
+    skip the iteration of the released batch's interrupts, which moves the
+    values but not the flags (the first fixed point decides them), 5-20
+    solves of the key-aware fixed point a point.
+
+    Examples
+    --------
+    >>> prm = PDQParams(k=8, load=0.5, S=100, n_keys=64, f_sequential=0.1, multiplexed=True,
+    ...                 compute_utilization=0.8, O_int=500, o_sched=50)
+    >>> bool(_saturated(prm, method="keyed")) == bool(solve(prm, method="keyed").saturated)
+    True
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # (values not computed are not reported)
+        return _solve(params, discipline, method, values=False).saturated
 
 
 def compare(params: PDQParams) -> PDQComparison:

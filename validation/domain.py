@@ -161,18 +161,17 @@ def pdq_saturation_load(fields: Mapping[str, Any], discipline: str = "shared", *
 def _saturation_load(fields: tuple[tuple[str, Any], ...], discipline: str, method: str,
                      steps: int) -> float:
     """:func:`pdq_saturation_load`'s bisection (``fields`` as sorted pairs, no load)."""
-    from models.pdq import PDQParams, solve
+    from models.pdq import PDQParams, _saturated
 
     kw = dict(fields)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")          # the bisection probes the fold
-        if not solve(PDQParams(**kw, load=1.0), discipline, method=method).saturated:
-            return 1.0
-        lo, hi = 0.0, 1.0
-        for _ in range(steps):
-            mid = 0.5 * (lo + hi)
-            sat = solve(PDQParams(**kw, load=mid), discipline, method=method).saturated
-            lo, hi = (lo, mid) if sat else (mid, hi)
+    # (the flags of solve(), without the values they do not need: models.pdq._saturated)
+    if not _saturated(PDQParams(**kw, load=1.0), discipline, method):
+        return 1.0
+    lo, hi = 0.0, 1.0
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        sat = _saturated(PDQParams(**kw, load=mid), discipline, method)
+        lo, hi = (lo, mid) if sat else (mid, hi)
     return lo
 
 

@@ -1568,3 +1568,25 @@ def test_episode_clearing_takes_a_rounding_cycle_as_converged():
     calls.clear()
     with pytest.raises(ConvergenceError, match="did not converge"):
         P._episode_clearing(0.005, 10.0, 25.0, lambda h, v: cycling(h, v, jump=1.0), 150.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(2, 16), S=st.floats(10.0, 1000.0), cs2=st.sampled_from(
+           [0.0, 0.5, 1.0, 4.0, 10.0]), n_keys=st.integers(1, 4096), skew=st.floats(0.0, 1.5),
+       f_seq=st.floats(0.0, 0.2), f_nosync=st.floats(0.0, 0.5), uc=st.floats(0.0, 0.95),
+       O_int=st.floats(0.0, 2000.0), o_sched=st.floats(0.0, 1000.0),
+       load=st.floats(0.005, 1.0))
+def test_flags_only_path_is_solves_flag(k, S, cs2, n_keys, skew, f_seq, f_nosync, uc, O_int,
+                                        o_sched, load):
+    # the design's saturation bisections (validation.domain.pdq_saturation_load) ask
+    # models.pdq._saturated, which skips the multiplexed released batch's iteration: the
+    # flag must be solve()'s, multiplexed or not, keyed or by default
+    from models.pdq import _saturated
+    prm = PDQParams(k=k, S=S, cs2=cs2, n_keys=n_keys, key_skew=skew, f_sequential=f_seq,
+                    f_nosync=f_nosync, multiplexed=True, compute_utilization=uc,
+                    O_int=O_int, o_sched=o_sched, load=load)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for method in ("keyed", None):
+            assert bool(_saturated(prm, "shared", method)) == \
+                bool(solve(prm, "shared", method=method).saturated)
