@@ -615,6 +615,7 @@ def _warn(result: Any, family: str, variant: str, method: str) -> None:
 
     vals = _values_of(result, family)
     target = TARGETS[family]["R"]["p95"]
+    assert target is not None                  # (every family bounds R's p95)
     names = [a["name"] for a in fam["axes"]]
     e1, e2, _, _ = _table(m, family, variant, method, "R")
     count = {"points": 0, "missed": 0}

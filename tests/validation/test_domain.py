@@ -342,11 +342,12 @@ def test_update_simulates_only_the_points_that_moved(tmp_path):
     out = D.update_family("lopc", path=path, progress=False)
     assert json.loads(open(path).read()) == out
     assert out["updated"][-1]["moved"] == 1 and out["updated"][-1]["kept"] == 5
-    # the moved row is simulated at today's point with its seed, and refined as the stored
-    # runs were: exactly the row the references had; the one-ulp row is kept as it is
+
     def run(row):                                     # the row without its wall time
         return {k: v for k, v in row.items() if k != "sim_wall_time"}
 
+    # the moved row is simulated at today's point with its seed, and refined as the stored
+    # runs were: exactly the row the references had; the one-ulp row is kept as it is
     assert run(out["rows"][moved]) == run(good["rows"][moved])
     assert out["rows"][ulp] == stale["rows"][ulp]
     assert [r for j, r in enumerate(out["rows"]) if j not in (moved, ulp)] == \
