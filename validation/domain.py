@@ -188,12 +188,14 @@ def pdq_discipline(variant: str) -> str:
 
 
 def design_points(family: str, n: int, seed: int, *, workers: int | None = None,
-                  store: str | None = None, progress: bool = False) -> list[dict[str, Any]]:
+                  store: str | None = None, progress: bool = False,
+                  indices: Sequence[int] | None = None) -> list[dict[str, Any]]:
     """The ``n`` design points of ``family`` (scrambled Sobol, ``seed``), one dict each.
 
     Every point carries its ``variant`` (``""``, the policy or the PDQ
     discipline) and its index ``i`` in the design; policy points appear once
-    per policy, PDQ points once per discipline.
+    per policy, PDQ points once per discipline.  ``indices``: only the
+    design's points of those indices (``0 <= i < n``), in index order.
 
     PDQ loads are fractions of each point's saturation load
     (:func:`pdq_saturation_load`, a bisection of 17 model solves, up to a
@@ -216,6 +218,8 @@ def design_points(family: str, n: int, seed: int, *, workers: int | None = None,
 
     check_choice("family", family, FAMILIES)
     n = int(check_integer("n", n, minimum=1))
+    picked = range(n) if indices is None else sorted({int(check_integer(
+        "indices", i, minimum=0, maximum=n - 1)) for i in indices})
     out: list[dict[str, Any]] = []
 
     def py(v: Any) -> Any:
@@ -260,7 +264,7 @@ def design_points(family: str, n: int, seed: int, *, workers: int | None = None,
         dx = design(PDQParams, n, vary=extra,
                     seed=int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
         fractions: list[float] = []
-        for i in range(n):
+        for i in picked:
             base = {k: py(d[k][i]) for k in names}
             base["k"], base["n_keys"] = int(base["k"]), int(base["n_keys"])
             base["cs2"] = snap_cs2(base["cs2"])
@@ -280,6 +284,9 @@ def design_points(family: str, n: int, seed: int, *, workers: int | None = None,
             p["load"] = float(u * b)
         out = [{**{k: v for k, v in p.items() if k not in ("variant", "i")},
                 "variant": p["variant"], "i": p["i"]} for p in out]
+    if indices is not None and family != "pdq":      # (PDQ drew only the points asked)
+        keep = set(picked)
+        out = [p for p in out if p["i"] in keep]
     return out
 
 
