@@ -449,7 +449,8 @@ def summary(measure: str = "R", *, families: Any = None, methods: Any = None,
 
     One row per family, variant and method: points answered, mean / p95 /
     max of :math:`|e|`, bias, errors beyond the simulation interval, the
-    issue target (mean / p95 / max) and whether all three are met, and
+    issue target (mean / p95 / max) and whether all three are met (``-``
+    where the map has no point of the measure: Fixed takes no interrupts), and
     (policy, PDQ) how often the model's saturation flag agrees with the
     simulator's, with the counts flagged by the simulator only and by the
     model only.
@@ -488,7 +489,7 @@ def summary(measure: str = "R", *, families: Any = None, methods: Any = None,
                              "p95_%": pct(ov["p95"]), "max_%": pct(ov["max"]),
                              "bias_%": pct(ov["bias"]), "beyond_ci": int(ov["beyond"]),
                              "target_%": target_text(tg),
-                             "met": "yes" if met else "no",
+                             "met": ("-" if not ov["n"] else "yes" if met else "no"),
                              "saturation": _saturation_text(md.get("saturation"))})
     cols = ["family", "variant", "method", "n", "mean_%", "p95_%", "max_%", "bias_%",
             "beyond_ci", "target_%", "met", "saturation"]

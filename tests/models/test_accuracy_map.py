@@ -310,3 +310,15 @@ def test_a_mean_only_target_has_no_region_test():
                               accuracy.TARGETS["pdq"]["U"])
     with pytest.raises(ValueError, match="bounds only the mean"):
         accuracy.target_met("pdq", "auto", "U", variant="shared", load=0.5, keys_per_pp=4)
+
+
+def test_summary_marks_a_measure_without_points_neither_met_nor_missed():
+    """Fixed takes no interrupts: its P_int row has no point, and ``met`` says ``-``, not
+    ``no``; a measured row still says yes or no."""
+    ov = {"n": 0, "mean": None, "p95": None, "max": None, "bias": None, "beyond": 0}
+    hit = {"n": 5, "mean": 0.01, "p95": 0.02, "max": 0.03, "bias": 0.0, "beyond": 1}
+    amap = {"version": 1, "families": {"policy": {"points": 5, "variants": {
+        v: {"methods": {"auto": {"failed": 0, "measures": {"P_int": {"overall": o}}}}}
+        for v, o in (("fixed", ov), ("single", hit))}}}}
+    t = accuracy.summary("P_int", accuracy_map=amap)
+    assert dict(zip(t["variant"], t["met"])) == {"fixed": "-", "single": "yes"}
