@@ -32,3 +32,17 @@ def test_bad_argument_is_one_error_line(argv, said, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ") and said in err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--samples", "0"], "--samples must be a positive integer; got 0"),
+    (["--points", "-2"], "--points must be a positive integer; got -2"),
+    (["--seed", "x"], "invalid int value: 'x'")])
+def test_blocked_drain_benchmark_refuses_bad_arguments(argv, said, capsys):
+    from benchmarks.pdq_blocked_drain import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and said in err
