@@ -636,3 +636,29 @@ def test_help_texts_name_papers_by_author_and_year():
     hits = [(" ".join(path), line.strip()) for path, p in walk(build_parser())
             for line in p.format_help().splitlines() if PAPER_NUMBER.search(line)]
     assert not hits, f"papers cited by file number in --help: {hits}"
+
+
+def _readme_table(marker: str) -> list[list[str]]:
+    """The cells of the first Markdown table after ``<!-- marker -->`` in README.md."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    start = lines.index(f"<!-- {marker} -->") + 1
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            if rows:
+                break
+            continue
+        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return [r for r in rows if not all(set(c) <= set("-:") for c in r)]
+
+
+def test_readme_accuracy_table_is_the_shipped_map():
+    """The README's accuracy table is the shipped map's default-method summary, cell for cell
+    (regenerate it with ``models.accuracy.summary(methods=("auto",)).to_markdown()``)."""
+    from models.accuracy import summary
+
+    md = summary(methods=("auto",)).to_markdown().splitlines()
+    want = [[c.strip() for c in line.strip().strip("|").split("|")] for line in md
+            if line.startswith("|")]
+    want = [r for r in want if not all(set(c) <= set("-:") for c in r)]
+    assert _readme_table("accuracy-summary") == want
