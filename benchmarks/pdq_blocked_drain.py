@@ -1,7 +1,7 @@
 """The drain ahead of a sequential handler at the sequential handlers' limit: model and Monte Carlo.
 
 Run ``python -m benchmarks.pdq_blocked_drain [--points N] [--samples M] [--seed S]``
-(defaults 8, 20000, 7).
+(defaults 16, 20000, 7: the stored results).
 
 Near the limit of the sequential handlers every sequential handler finds the
 previous one still running.  The ordinary handlers that arrived between the
@@ -179,12 +179,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     from benchmarks._stored import parse, steps, write_results
+    from models.pdq import key_probabilities
     from validation.compare import MULT_BURST_OVER_S
     from validation.domain import load_references
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.pdq_blocked_drain",
                                  description=(__doc__ or "").split("\n")[0])
-    ap.add_argument("--points", type=int, default=8, help="points per variant (default 8)")
+    ap.add_argument("--points", type=int, default=16, help="points per variant (default 16)")
     ap.add_argument("--samples", type=int, default=20_000,
                     help="Monte Carlo batches per point (default 20000)")
     ap.add_argument("--seed", type=int, default=7, help="Monte Carlo seed (default 7)")
@@ -206,7 +207,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         mine = [r for r in rows_in if r["variant"] == variant][:a.points]
         mult = variant == "multiplexed"
         for r in steps(mine, f"pdq {variant}: blocked drains"):
-            from models.pdq import key_probabilities
             fs, fn = r["f_sequential"], r["f_nosync"]
             kw: dict[str, Any] = dict(k=int(r["k"]), nu=(1.0 - fs) / fs, fk=max(1.0 - fs - fn, 0),
                                       fn=fn, p=key_probabilities(int(r["n_keys"]), r["key_skew"]),
